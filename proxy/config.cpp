@@ -1,0 +1,110 @@
+#include "proxy/config.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace fsguard {
+
+std::optional<Mode> parse_mode(std::string_view name)
+{
+  if (name == "enforce") return Mode::enforce;
+  if (name == "warn") return Mode::warn;
+  if (name == "off") return Mode::off;
+  return std::nullopt;
+}
+
+std::string_view to_string(Mode mode)
+{
+  switch (mode) {
+  case Mode::enforce: return "enforce";
+  case Mode::warn: return "warn";
+  case Mode::off: return "off";
+  }
+  return "enforce";
+}
+
+Result<Config, std::string> parse_config(std::string_view text, std::string_view origin)
+{
+  const std::string where(origin);
+  const auto document = nlohmann::json::parse(text, nullptr, false, /*ignore_comments=*/true);
+  if (document.is_discarded()) {
+    return where + ": not valid JSON";
+  }
+  if (!document.is_object()) {
+    return where + ": the config must be a JSON object";
+  }
+  Config config;
+  for (const auto& [key, value] : document.items()) {
+    if (key == "mode") {
+      const auto mode = value.is_string() ? parse_mode(value.get<std::string>()) : std::nullopt;
+      if (!mode) return where + ": \"mode\" must be \"enforce\", \"warn\" or \"off\"";
+      config.mode = *mode;
+    } else if (key == "log_level") {
+      const auto level = value.is_string() ? parse_log_level(value.get<std::string>()) : std::nullopt;
+      if (!level) return where + ": \"log_level\" must be \"error\", \"warn\", \"info\" or \"debug\"";
+      config.log_level = *level;
+    } else if (key == "partial_read_allows_write") {
+      if (!value.is_boolean()) return where + ": \"partial_read_allows_write\" must be true or false";
+      config.partial_read_allows_write = value.get<bool>() ? PartialReadAllowsOverwrite::yes
+                                                           : PartialReadAllowsOverwrite::no;
+    } else if (key == "max_line_bytes") {
+      if (!value.is_number_unsigned() || value.get<std::uint64_t>() < 1024) {
+        return where + ": \"max_line_bytes\" must be a whole number of at least 1024";
+      }
+      config.max_line_bytes = value.get<std::size_t>();
+    } else if (key == "tools") {
+      auto tools = parse_tool_map(value);
+      if (!tools) return where + ": " + tools.error();
+      config.tools = std::move(tools).value();
+    } else if (key.starts_with("//") || key == "$schema") {
+      continue; // annotations in example configs
+    } else {
+      return where + ": unknown key \"" + key + "\"";
+    }
+  }
+  return config;
+}
+
+Result<Config, std::string> load_config_file(const std::string& path)
+{
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    return "cannot read config file " + path;
+  }
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_config(text.str(), path);
+}
+
+Result<Config, std::string> load_effective_config(const std::optional<std::string>& file_path,
+                                                  const std::optional<std::string>& environment_mode,
+                                                  std::optional<Mode> flag_mode,
+                                                  std::optional<LogLevel> flag_log_level)
+{
+  Config config;
+  if (file_path) {
+    auto loaded = load_config_file(*file_path);
+    if (!loaded) {
+      return loaded.error();
+    }
+    config = std::move(loaded).value();
+  }
+  if (environment_mode) {
+    const auto mode = parse_mode(*environment_mode);
+    if (!mode) {
+      return "FSGUARD_MODE must be enforce, warn or off, not \"" + *environment_mode + "\"";
+    }
+    config.mode = *mode;
+  }
+  if (flag_mode) {
+    config.mode = *flag_mode;
+  }
+  if (flag_log_level) {
+    config.log_level = *flag_log_level;
+  }
+  return config;
+}
+
+} // namespace fsguard

@@ -1,0 +1,49 @@
+// fsguard's settings: defaults, the JSON config file, the environment and
+// the command line, merged in that order of increasing precedence.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "proxy/log.hpp"
+#include "tracker/result.hpp"
+#include "tracker/tool_map.hpp"
+
+namespace fsguard {
+
+enum class Mode {
+  enforce, // veto blind and stale writes
+  warn,    // let them through, log what would have been vetoed
+  off,     // relay only
+};
+
+std::optional<Mode> parse_mode(std::string_view name);
+std::string_view to_string(Mode mode);
+
+inline constexpr std::size_t k_default_max_line_bytes = 64 * 1024 * 1024;
+
+struct Config {
+  Mode mode = Mode::enforce;
+  LogLevel log_level = LogLevel::warn;
+  PartialReadAllowsOverwrite partial_read_allows_write = PartialReadAllowsOverwrite::no;
+  std::size_t max_line_bytes = k_default_max_line_bytes;
+  ToolMap tools = server_filesystem_tools();
+};
+
+// Parses the JSON config `text` (from `origin`, for messages) over the
+// defaults. Unknown keys are errors, so a typo never silently does nothing.
+Result<Config, std::string> parse_config(std::string_view text, std::string_view origin);
+
+// Reads and parses the config file at `path`.
+Result<Config, std::string> load_config_file(const std::string& path);
+
+// The effective config: defaults, then the file at `file_path` (if any),
+// then `environment_mode` ($FSGUARD_MODE), then the command-line flags.
+Result<Config, std::string> load_effective_config(const std::optional<std::string>& file_path,
+                                                  const std::optional<std::string>& environment_mode,
+                                                  std::optional<Mode> flag_mode,
+                                                  std::optional<LogLevel> flag_log_level);
+
+} // namespace fsguard

@@ -1,0 +1,129 @@
+// Newline-delimited framing of a byte stream into JSON-RPC lines, with a
+// bound on line length so memory never grows without limit.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace fsguard {
+
+enum class LineStatus {
+  line,     // a complete line (LF removed, and a CR before it)
+  too_long, // a line over the limit ended; its bytes were discarded
+  eof,      // the stream ended
+};
+
+struct LineEvent {
+  LineStatus status = LineStatus::eof;
+  std::string_view text; // valid until the next call of next()
+};
+
+// Reads lines from `Stream` (any Asio async read stream). A line longer than
+// `max_line_bytes` is discarded as it streams in and reported once, as
+// too_long, when its newline arrives. A last line without a newline still
+// counts as a line.
+template <class Stream>
+class LineReader {
+public:
+  LineReader(Stream& stream, std::size_t max_line_bytes)
+    : m_stream(stream), m_max_line_bytes(max_line_bytes)
+  {
+  }
+
+  void set_max_line_bytes(std::size_t max_line_bytes) { m_max_line_bytes = max_line_bytes; }
+
+  boost::asio::awaitable<LineEvent> next()
+  {
+    for (;;) {
+      if (auto event = take_buffered_line(); event.status != LineStatus::eof) {
+        co_return event;
+      }
+      if (m_eof) {
+        co_return take_unterminated_line();
+      }
+      co_await read_more();
+    }
+  }
+
+private:
+  static constexpr std::size_t k_read_chunk = 256 * 1024;
+
+  LineEvent take_buffered_line()
+  {
+    while (m_scanned < m_buffer.size()) {
+      const char* begin = m_buffer.data();
+      const void* newline = std::memchr(begin + m_scanned, '\n', m_buffer.size() - m_scanned);
+      if (newline == nullptr) {
+        m_scanned = m_buffer.size();
+        break;
+      }
+      const std::size_t end = static_cast<const char*>(newline) - begin;
+      std::string_view text(begin + m_line_start, end - m_line_start);
+      m_line_start = m_scanned = end + 1;
+      if (m_discarding) {
+        m_discarding = false;
+        return LineEvent{LineStatus::too_long, {}};
+      }
+      if (!text.empty() && text.back() == '\r') {
+        text.remove_suffix(1);
+      }
+      return LineEvent{LineStatus::line, text};
+    }
+    if (m_buffer.size() - m_line_start > m_max_line_bytes) {
+      m_discarding = true;
+    }
+    if (m_discarding) {
+      m_buffer.clear();
+      m_line_start = m_scanned = 0;
+    }
+    return LineEvent{LineStatus::eof, {}};
+  }
+
+  LineEvent take_unterminated_line()
+  {
+    if (m_discarding) {
+      m_discarding = false;
+      return LineEvent{LineStatus::too_long, {}};
+    }
+    if (m_line_start < m_buffer.size()) {
+      std::string_view text(m_buffer.data() + m_line_start, m_buffer.size() - m_line_start);
+      m_line_start = m_scanned = m_buffer.size();
+      return LineEvent{LineStatus::line, text};
+    }
+    return LineEvent{LineStatus::eof, {}};
+  }
+
+  boost::asio::awaitable<void> read_more()
+  {
+    if (m_line_start > 0) {
+      m_buffer.erase(0, m_line_start);
+      m_scanned -= m_line_start;
+      m_line_start = 0;
+    }
+    const std::size_t used = m_buffer.size();
+    m_buffer.resize(used + k_read_chunk);
+    auto [error, count] = co_await m_stream.async_read_some(
+      boost::asio::buffer(m_buffer.data() + used, k_read_chunk),
+      boost::asio::as_tuple(boost::asio::use_awaitable));
+    m_buffer.resize(used + count);
+    if (error) {
+      m_eof = true;
+    }
+  }
+
+  Stream& m_stream;
+  std::size_t m_max_line_bytes;
+  std::string m_buffer;
+  std::size_t m_line_start = 0; // where the current line begins in m_buffer
+  std::size_t m_scanned = 0;    // bytes already searched for a newline
+  bool m_discarding = false;
+  bool m_eof = false;
+};
+
+} // namespace fsguard

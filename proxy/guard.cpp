@@ -1,0 +1,313 @@
+#include "proxy/guard.hpp"
+
+#include "proxy/message.hpp"
+#include "proxy/real_disk.hpp"
+#include "tracker/path.hpp"
+#include "tracker/read_response.hpp"
+
+namespace fsguard {
+
+namespace {
+
+const nlohmann::json& member(const nlohmann::json& object, const char* key)
+{
+  static const nlohmann::json k_null;
+  if (!object.is_object()) {
+    return k_null;
+  }
+  const auto found = object.find(key);
+  return found == object.end() ? k_null : *found;
+}
+
+bool is_write_role(ToolRole role)
+{
+  return role == ToolRole::write || role == ToolRole::edit || role == ToolRole::move;
+}
+
+bool succeeded(const nlohmann::json& response)
+{
+  const auto& result = member(response, "result");
+  if (!result.is_object()) {
+    return false;
+  }
+  const auto& is_error = member(result, "isError");
+  return !(is_error.is_boolean() && is_error.get<bool>());
+}
+
+// The first text block of a tool result, or "".
+std::string_view result_text(const nlohmann::json& response)
+{
+  const auto& content = member(member(response, "result"), "content");
+  if (!content.is_array() || content.empty()) {
+    return {};
+  }
+  const auto& text = member(content.front(), "text");
+  return text.is_string() ? std::string_view(text.get_ref<const std::string&>())
+                          : std::string_view();
+}
+
+std::string veto_response(const nlohmann::json& id, const std::string& tool, const Veto& veto)
+{
+  nlohmann::json response = {
+    {"jsonrpc", "2.0"},
+    {"id", id},
+    {"result",
+     {
+       {"content", {{{"type", "text"}, {"text", veto_text(tool, veto)}}}},
+       {"isError", true},
+       {"_meta",
+        {{"fsguard/veto",
+          {{"code", to_string(veto.code)}, {"tool", tool}, {"path", veto.path}}}}},
+     }},
+  };
+  return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+} // namespace
+
+Guard::Guard(Disk& disk, const Config& config, const Log& log)
+  : m_disk(disk), m_config(config), m_log(log), m_tracker(disk)
+{
+}
+
+std::optional<Guard::Call> Guard::describe(const nlohmann::json& request)
+{
+  const auto& params = member(request, "params");
+  const auto& name = member(params, "name");
+  if (!name.is_string()) {
+    return std::nullopt; // the upstream answers a malformed call itself
+  }
+  auto what = describe_call(m_config.tools, name.get_ref<const std::string&>(),
+                            member(params, "arguments"));
+  if (!what) {
+    return std::nullopt;
+  }
+  Call call;
+  call.id = member(request, "id");
+  for (const auto& argument : what->paths) {
+    if (!argument.raw) {
+      call.files.emplace_back();
+      continue;
+    }
+    auto resolved = resolve_path(m_disk, *argument.raw);
+    call.files.push_back(resolved ? std::optional(std::move(resolved).value()) : std::nullopt);
+  }
+  if (what->role == ToolRole::write) {
+    const auto& content = member(member(params, "arguments"), "content");
+    if (content.is_string()) {
+      call.expected = hash_bytes(content.get_ref<const std::string&>());
+    }
+  }
+  call.what = std::move(*what);
+  return call;
+}
+
+void Guard::on_tool_call(std::string line, const nlohmann::json& request, Outbox& out)
+{
+  auto call = describe(request);
+  if (!call) {
+    out.to_upstream.push_back(std::move(line));
+    return;
+  }
+  const std::string key = id_key(call->id);
+  if (m_in_flight.contains(key)) {
+    out.to_client.push_back(error_response(
+      call->id, -32600,
+      "fsguard: request id " + key + " is already used by a call in flight; use a new id"));
+    return;
+  }
+  if (is_write_role(call->what.role) && blocked(*call, m_parked.size())) {
+    m_log.debug("parking " + call->what.tool + " " + key + " behind an earlier call on its file");
+    m_parked.push_back(Parked{std::move(line), std::move(*call)});
+    return;
+  }
+  start(std::move(line), std::move(*call), out);
+}
+
+bool Guard::blocked(const Call& call, std::size_t parked_before) const
+{
+  for (const auto& file : call.files) {
+    if (!file) {
+      continue;
+    }
+    if (const auto busy = m_busy_files.find(*file); busy != m_busy_files.end() && busy->second > 0) {
+      return true;
+    }
+    for (std::size_t index = 0; index < parked_before; ++index) {
+      for (const auto& other : m_parked[index].call.files) {
+        if (other == file) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+std::optional<Veto> Guard::decide_write(const Call& call)
+{
+  for (std::size_t index = 0; index < call.files.size(); ++index) {
+    const auto& file = call.files[index];
+    if (!file) {
+      const auto& raw = call.what.paths[index].raw;
+      Veto veto;
+      veto.code = VetoCode::unresolved_path;
+      veto.path = raw.value_or("");
+      veto.reason = raw ? spelling_problem(*raw) : "the path argument is missing or not a string";
+      if (veto.reason.empty()) {
+        veto.reason = "it cannot be resolved on this machine";
+      }
+      return veto;
+    }
+    if (call.what.role == ToolRole::move) {
+      continue; // a move loses no content: the server refuses an existing destination
+    }
+    const WriteKind kind =
+      call.what.role == ToolRole::write ? WriteKind::overwrite : WriteKind::edit;
+    if (auto veto = m_tracker.check_write(*file, kind, m_config.partial_read_allows_write)) {
+      return veto;
+    }
+  }
+  return std::nullopt;
+}
+
+void Guard::refuse(const Call& call, const Veto& veto, Outbox& out)
+{
+  out.to_client.push_back(veto_response(call.id, call.what.tool, veto));
+  out.answered.push_back(id_key(call.id));
+  m_log.info("refused " + call.what.tool + " (" + std::string(to_string(veto.code)) + "): "
+             + veto.path);
+}
+
+void Guard::start(std::string line, Call call, Outbox& out)
+{
+  if (is_write_role(call.what.role)) {
+    if (auto veto = decide_write(call)) {
+      if (m_config.mode == Mode::enforce) {
+        refuse(call, *veto, out);
+        return;
+      }
+      if (m_config.mode == Mode::warn) {
+        m_log.warn("would refuse (warn mode lets it through): "
+                   + veto_text(call.what.tool, *veto));
+      }
+    }
+  } else {
+    for (const auto& file : call.files) {
+      call.read_starts.push_back(file ? m_tracker.begin_read(*file) : ReadStart{});
+    }
+  }
+  mark_busy(call, +1);
+  const std::string key = id_key(call.id);
+  m_in_flight.emplace(key, std::move(call));
+  out.to_upstream.push_back(std::move(line));
+}
+
+void Guard::on_response(const std::string& key, const nlohmann::json& response, Outbox& out)
+{
+  auto found = m_in_flight.find(key);
+  if (found == m_in_flight.end()) {
+    return;
+  }
+  Call call = std::move(found->second);
+  m_in_flight.erase(found);
+  if (succeeded(response)) {
+    record_response(call, response);
+  }
+  mark_busy(call, -1);
+  release_parked(out);
+}
+
+void Guard::record_response(const Call& call, const nlohmann::json& response)
+{
+  switch (call.what.role) {
+  case ToolRole::read: {
+    std::vector<bool> read(call.files.size(), true);
+    if (call.what.path_list) {
+      std::vector<std::string> requested;
+      for (const auto& argument : call.what.paths) {
+        requested.push_back(argument.raw.value_or(""));
+      }
+      read = parts_read(result_text(response), requested);
+    }
+    for (std::size_t index = 0; index < call.files.size(); ++index) {
+      if (call.files[index] && read[index]) {
+        m_tracker.finish_read(*call.files[index], call.read_starts[index], call.what.extent);
+      }
+    }
+    break;
+  }
+  case ToolRole::write:
+  case ToolRole::edit:
+    if (call.files.front()) {
+      m_tracker.finish_write(*call.files.front(), call.expected);
+    }
+    break;
+  case ToolRole::move:
+    if (call.files.size() == 2 && call.files[0] && call.files[1]) {
+      m_tracker.finish_move(*call.files[0], *call.files[1]);
+    }
+    break;
+  }
+}
+
+void Guard::on_cancelled(const nlohmann::json& params, Outbox& out)
+{
+  const auto& request_id = member(params, "requestId");
+  if (request_id.is_null()) {
+    return;
+  }
+  const std::string key = id_key(request_id);
+  for (auto parked = m_parked.begin(); parked != m_parked.end(); ++parked) {
+    if (id_key(parked->call.id) == key) {
+      m_parked.erase(parked); // the upstream never saw it
+      release_parked(out);
+      return;
+    }
+  }
+  auto found = m_in_flight.find(key);
+  if (found == m_in_flight.end()) {
+    return;
+  }
+  // The upstream may still carry out a cancelled write, and will not say:
+  // fsguard no longer knows the file's state, so it must be read again.
+  if (is_write_role(found->second.what.role)) {
+    for (const auto& file : found->second.files) {
+      if (file) {
+        m_tracker.forget(*file);
+      }
+    }
+  }
+  mark_busy(found->second, -1);
+  m_in_flight.erase(found);
+  release_parked(out);
+}
+
+void Guard::mark_busy(const Call& call, int delta)
+{
+  for (const auto& file : call.files) {
+    if (!file) {
+      continue;
+    }
+    auto& count = m_busy_files[*file];
+    count += delta;
+    if (count <= 0) {
+      m_busy_files.erase(*file);
+    }
+  }
+}
+
+void Guard::release_parked(Outbox& out)
+{
+  for (std::size_t index = 0; index < m_parked.size();) {
+    if (blocked(m_parked[index].call, index)) {
+      ++index;
+      continue;
+    }
+    Parked parked = std::move(m_parked[index]);
+    m_parked.erase(m_parked.begin() + static_cast<long>(index));
+    start(std::move(parked.line), std::move(parked.call), out);
+  }
+}
+
+} // namespace fsguard

@@ -1,0 +1,34 @@
+// Levelled log lines on stderr, each prefixed "fsguard: ". Never stdout.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace fsguard {
+
+enum class LogLevel { error, warn, info, debug };
+
+// Parses "error", "warn", "info" or "debug".
+std::optional<LogLevel> parse_log_level(std::string_view name);
+std::string_view to_string(LogLevel level);
+
+class Log {
+public:
+  explicit Log(LogLevel level = LogLevel::warn) : m_level(level) {}
+
+  void set_level(LogLevel level) { m_level = level; }
+  bool enabled(LogLevel level) const { return level <= m_level; }
+
+  // Writes `message` as one stderr line if `level` is enabled.
+  void write(LogLevel level, std::string_view message) const;
+
+  void error(std::string_view message) const { write(LogLevel::error, message); }
+  void warn(std::string_view message) const { write(LogLevel::warn, message); }
+  void info(std::string_view message) const { write(LogLevel::info, message); }
+  void debug(std::string_view message) const { write(LogLevel::debug, message); }
+
+private:
+  LogLevel m_level;
+};
+
+} // namespace fsguard

@@ -1,0 +1,64 @@
+// fsguard: parse the options, settle the config, run the session.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "proxy/config.hpp"
+#include "proxy/log.hpp"
+#include "proxy/options.hpp"
+#include "proxy/child_process.hpp"
+#include "proxy/relay.hpp"
+
+namespace {
+
+constexpr int k_usage_error = 2;
+
+std::optional<std::string> environment(const char* name)
+{
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') {
+    return std::nullopt;
+  }
+  return std::string(value);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  using namespace fsguard;
+  Log log;
+  const auto options = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+  if (!options) {
+    log.error(options.error() + " (see fsguard --help)");
+    return k_usage_error;
+  }
+  if (options->help) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (options->version) {
+    std::fputs(version_text().c_str(), stdout);
+    return 0;
+  }
+
+  auto config = load_effective_config(options->config_path.has_value()
+                                        ? options->config_path
+                                        : environment("FSGUARD_CONFIG"),
+                                      environment("FSGUARD_MODE"), options->mode,
+                                      options->log_level);
+  if (!config) {
+    log.error(config.error());
+    return k_usage_error;
+  }
+  log.set_level(config->log_level);
+
+  // A client that hangs up must not kill fsguard mid-write; writes report
+  // EPIPE instead.
+  ::signal(SIGPIPE, SIG_IGN);
+  const auto command = options->upstream.empty() ? default_upstream_command() : options->upstream;
+  return run_session(*config, command, log);
+}

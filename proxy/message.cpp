@@ -1,0 +1,216 @@
+#include "proxy/message.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace fsguard {
+
+ClientMessage parse_client_message(std::string_view line)
+{
+  ClientMessage message;
+  message.body = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (message.body.is_discarded()) {
+    message.kind = MessageKind::invalid;
+    return message;
+  }
+  if (message.body.is_array()) {
+    message.kind = MessageKind::batch;
+    return message;
+  }
+  if (!message.body.is_object()) {
+    message.kind = MessageKind::other;
+    return message;
+  }
+  const bool has_id = message.body.contains("id");
+  if (message.body.contains("method")) {
+    message.kind = has_id ? MessageKind::request : MessageKind::notification;
+  } else if (has_id && (message.body.contains("result") || message.body.contains("error"))) {
+    message.kind = MessageKind::response;
+  } else {
+    message.kind = MessageKind::other;
+  }
+  return message;
+}
+
+std::string_view method_of(const nlohmann::json& body)
+{
+  const auto found = body.find("method");
+  if (found == body.end() || !found->is_string()) {
+    return {};
+  }
+  return found->get_ref<const std::string&>();
+}
+
+std::string id_key(const nlohmann::json& id)
+{
+  if (id.is_number_float()) {
+    const double value = id.get<double>();
+    if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
+      return std::to_string(static_cast<long long>(value));
+    }
+  }
+  return id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+
+class Skimmer {
+public:
+  explicit Skimmer(std::string_view text) : m_text(text) {}
+
+  SkimmedMessage run()
+  {
+    SkimmedMessage skimmed;
+    skip_space();
+    if (!consume('{')) {
+      return skimmed;
+    }
+    skip_space();
+    if (consume('}')) {
+      skimmed.is_json_object = at_end_after_space();
+      return skimmed;
+    }
+    for (;;) {
+      skip_space();
+      const std::size_t key_start = m_at;
+      if (!skip_string()) {
+        return {};
+      }
+      const std::string_view key = m_text.substr(key_start + 1, m_at - key_start - 2);
+      if (key.find('\\') != std::string_view::npos) {
+        return {}; // escaped keys: let the full parser decide
+      }
+      skip_space();
+      if (!consume(':')) {
+        return {};
+      }
+      skip_space();
+      const std::size_t value_start = m_at;
+      if (!skip_value()) {
+        return {};
+      }
+      if (key == "id") {
+        skimmed.raw_id = m_text.substr(value_start, m_at - value_start);
+      } else if (key == "method") {
+        skimmed.has_method = true;
+      } else if (key == "result" || key == "error") {
+        skimmed.has_result_or_error = true;
+      }
+      skip_space();
+      if (consume(',')) {
+        continue;
+      }
+      if (consume('}')) {
+        break;
+      }
+      return {};
+    }
+    skimmed.is_json_object = at_end_after_space();
+    return skimmed;
+  }
+
+private:
+  bool at_end() const { return m_at >= m_text.size(); }
+
+  bool consume(char expected)
+  {
+    if (!at_end() && m_text[m_at] == expected) {
+      ++m_at;
+      return true;
+    }
+    return false;
+  }
+
+  void skip_space()
+  {
+    while (!at_end() && (m_text[m_at] == ' ' || m_text[m_at] == '\t'
+                         || m_text[m_at] == '\r' || m_text[m_at] == '\n')) {
+      ++m_at;
+    }
+  }
+
+  bool at_end_after_space()
+  {
+    skip_space();
+    return at_end();
+  }
+
+  // Skips a string starting at m_at (a '"'); memchr keeps this fast on the
+  // megabytes of file content inside read responses.
+  bool skip_string()
+  {
+    if (!consume('"')) {
+      return false;
+    }
+    for (;;) {
+      const char* begin = m_text.data() + m_at;
+      const auto* quote = static_cast<const char*>(std::memchr(begin, '"', m_text.size() - m_at));
+      if (quote == nullptr) {
+        return false;
+      }
+      std::size_t backslashes = 0;
+      for (const char* p = quote; p > begin && p[-1] == '\\'; --p) {
+        ++backslashes;
+      }
+      m_at = static_cast<std::size_t>(quote - m_text.data()) + 1;
+      if (backslashes % 2 == 0) {
+        return true;
+      }
+    }
+  }
+
+  bool skip_value()
+  {
+    if (at_end()) {
+      return false;
+    }
+    const char first = m_text[m_at];
+    if (first == '"') {
+      return skip_string();
+    }
+    if (first == '{' || first == '[') {
+      int depth = 0;
+      while (!at_end()) {
+        const char c = m_text[m_at];
+        if (c == '"') {
+          if (!skip_string()) return false;
+          continue;
+        }
+        ++m_at;
+        if (c == '{' || c == '[') {
+          ++depth;
+        } else if (c == '}' || c == ']') {
+          if (--depth == 0) return true;
+        }
+      }
+      return false;
+    }
+    const std::size_t start = m_at;
+    while (!at_end() && std::strchr(",}] \t\r\n", m_text[m_at]) == nullptr) {
+      ++m_at;
+    }
+    return m_at > start;
+  }
+
+  std::string_view m_text;
+  std::size_t m_at = 0;
+};
+
+} // namespace
+
+SkimmedMessage skim_message(std::string_view line)
+{
+  return Skimmer(line).run();
+}
+
+std::string error_response(const nlohmann::json& id, int code, std::string_view message)
+{
+  nlohmann::json response = {
+    {"jsonrpc", "2.0"},
+    {"id", id},
+    {"error", {{"code", code}, {"message", message}}},
+  };
+  return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+} // namespace fsguard

@@ -1,0 +1,54 @@
+// Classifying JSON-RPC lines: fully for client lines (the guard must see
+// exactly what the upstream will see), by a cheap skim for upstream lines.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace fsguard {
+
+enum class MessageKind {
+  request,      // has "method" and "id"
+  notification, // has "method", no "id"
+  response,     // has "result" or "error", and "id"
+  batch,        // a JSON array
+  other,        // JSON, but not a JSON-RPC message
+  invalid,      // not JSON
+};
+
+struct ClientMessage {
+  MessageKind kind = MessageKind::invalid;
+  nlohmann::json body; // discarded unless kind is request/notification/response/other
+};
+
+// Parses a client `line` completely.
+ClientMessage parse_client_message(std::string_view line);
+
+// The `method` of a parsed request or notification, or "" if absent.
+std::string_view method_of(const nlohmann::json& body);
+
+// A canonical text for a JSON-RPC id, equal for ids that the peer would
+// echo back as equal (1 and 1.0 are the same id; "1" is another).
+std::string id_key(const nlohmann::json& id);
+
+// What a cheap skim of an upstream line finds at its top level.
+struct SkimmedMessage {
+  bool is_json_object = false; // false: not JSON (or too odd to skim)
+  bool has_method = false;
+  bool has_result_or_error = false;
+  std::string_view raw_id; // the id's JSON text, empty if none
+};
+
+// Skims `line` without building a DOM: finds the top-level keys and the raw
+// id. Returns is_json_object=false for anything that is not a well-formed
+// looking object; callers then fall back to a full parse.
+SkimmedMessage skim_message(std::string_view line);
+
+// A JSON-RPC error response line (with trailing newline) for `id` (a JSON
+// value; null if unknown).
+std::string error_response(const nlohmann::json& id, int code, std::string_view message);
+
+} // namespace fsguard

@@ -1,0 +1,100 @@
+#include "proxy/options.hpp"
+
+#include <boost/version.hpp>
+#include <nlohmann/json.hpp>
+#include <utf8proc.h>
+#include <xxhash.h>
+
+namespace fsguard {
+
+Result<Options, std::string> parse_options(const std::vector<std::string>& arguments)
+{
+  Options options;
+  for (std::size_t index = 0; index < arguments.size(); ++index) {
+    const std::string& argument = arguments[index];
+    auto value_of = [&](std::string_view name) -> std::optional<std::string> {
+      const std::string prefix = std::string(name) + "=";
+      if (argument.starts_with(prefix)) {
+        return argument.substr(prefix.size());
+      }
+      if (index + 1 < arguments.size()) {
+        return arguments[++index];
+      }
+      return std::nullopt;
+    };
+    auto named = [&](std::string_view long_name, std::string_view short_name) {
+      return argument == long_name || (!short_name.empty() && argument == short_name)
+             || argument.starts_with(std::string(long_name) + "=");
+    };
+
+    if (argument == "--") {
+      options.upstream.assign(arguments.begin() + static_cast<long>(index) + 1, arguments.end());
+      break;
+    }
+    if (named("--help", "-h")) {
+      options.help = true;
+    } else if (named("--version", "-V")) {
+      options.version = true;
+    } else if (named("--config", "-c")) {
+      const auto value = value_of("--config");
+      if (!value || value->empty()) return std::string("--config needs a file path");
+      options.config_path = *value;
+    } else if (named("--mode", "-m")) {
+      const auto value = value_of("--mode");
+      const auto mode = value ? parse_mode(*value) : std::nullopt;
+      if (!mode) return std::string("--mode must be enforce, warn or off");
+      options.mode = *mode;
+    } else if (named("--log-level", "")) {
+      const auto value = value_of("--log-level");
+      const auto level = value ? parse_log_level(*value) : std::nullopt;
+      if (!level) return std::string("--log-level must be error, warn, info or debug");
+      options.log_level = *level;
+    } else {
+      return "unknown option \"" + argument
+             + "\"; put the upstream command after \"--\", e.g. "
+               "fsguard -- npx -y @modelcontextprotocol/server-filesystem /path/to/project";
+    }
+  }
+  return options;
+}
+
+std::string usage_text()
+{
+  return R"(Usage: fsguard [options] -- <upstream command> [args...]
+
+fsguard is a transparent MCP proxy for filesystem servers. It relays JSON-RPC
+between the MCP client on its stdin/stdout and the upstream server it starts,
+and refuses a write or edit when the agent never read the existing file, or
+when the file changed since the agent read it.
+
+Options:
+  -c, --config PATH      JSON config file (default: $FSGUARD_CONFIG, if set)
+  -m, --mode MODE        enforce (default) | warn | off
+                         overrides $FSGUARD_MODE and the config file
+      --log-level LEVEL  error | warn (default) | info | debug; logs go to stderr
+  -h, --help             show this help
+  -V, --version          show the version and the libraries fsguard was built with
+
+Without an upstream command, fsguard runs @modelcontextprotocol/server-filesystem
+on the current directory.
+
+Example (Claude Desktop, Cursor, Claude Code, VS Code, Codex: use as the command):
+  fsguard -- npx -y @modelcontextprotocol/server-filesystem /home/me/project
+)";
+}
+
+std::string version_text()
+{
+  return "fsguard " FSGUARD_VERSION "\n"
+         "built with Boost " + std::to_string(BOOST_VERSION / 100000) + "."
+         + std::to_string(BOOST_VERSION / 100 % 1000) + "."
+         + std::to_string(BOOST_VERSION % 100) + ", nlohmann_json "
+         + std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "."
+         + std::to_string(NLOHMANN_JSON_VERSION_MINOR) + "."
+         + std::to_string(NLOHMANN_JSON_VERSION_PATCH) + ", xxHash "
+         + std::to_string(XXH_VERSION_MAJOR) + "." + std::to_string(XXH_VERSION_MINOR)
+         + "." + std::to_string(XXH_VERSION_RELEASE) + ", utf8proc "
+         + utf8proc_version() + "\n";
+}
+
+} // namespace fsguard

@@ -1,0 +1,31 @@
+// The command line: `fsguard [options] -- <upstream command> [args...]`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proxy/config.hpp"
+#include "tracker/result.hpp"
+
+namespace fsguard {
+
+struct Options {
+  std::optional<std::string> config_path;
+  std::optional<Mode> mode;
+  std::optional<LogLevel> log_level;
+  bool help = false;
+  bool version = false;
+  std::vector<std::string> upstream; // empty: the default upstream
+};
+
+// Parses `arguments` (without argv[0]). Errors are usage messages.
+Result<Options, std::string> parse_options(const std::vector<std::string>& arguments);
+
+// The --help text.
+std::string usage_text();
+
+// The --version text.
+std::string version_text();
+
+} // namespace fsguard

@@ -1,0 +1,120 @@
+#include "proxy/real_disk.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+
+namespace fsguard {
+
+namespace {
+
+ContentHash to_content_hash(XXH128_hash_t hash)
+{
+  return ContentHash{hash.high64, hash.low64};
+}
+
+struct FileCloser {
+  void operator()(const int* fd) const { ::close(*fd); }
+};
+
+} // namespace
+
+Result<FileStat, DiskError> RealDisk::stat(const std::string& path)
+{
+  struct ::stat info{};
+  if (::stat(path.c_str(), &info) != 0) {
+    return DiskError{errno};
+  }
+  FileStat stat;
+  stat.device = info.st_dev;
+  stat.inode = info.st_ino;
+  stat.size = info.st_size;
+  stat.mtime_ns = info.st_mtim.tv_sec * 1'000'000'000LL + info.st_mtim.tv_nsec;
+  stat.ctime_ns = info.st_ctim.tv_sec * 1'000'000'000LL + info.st_ctim.tv_nsec;
+  stat.mode = info.st_mode;
+  return stat;
+}
+
+Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
+{
+  // O_NONBLOCK: opening a FIFO must never wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    return DiskError{errno};
+  }
+  std::unique_ptr<const int, FileCloser> closer(&fd);
+  struct ::stat info{};
+  if (::fstat(fd, &info) != 0) {
+    return DiskError{errno};
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return DiskError{EINVAL};
+  }
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
+                                                                  &XXH3_freeState);
+  XXH3_128bits_reset(state.get());
+  constexpr std::size_t k_chunk = 256 * 1024;
+  auto buffer = std::make_unique<char[]>(k_chunk);
+  for (;;) {
+    const ssize_t count = ::read(fd, buffer.get(), k_chunk);
+    if (count < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return DiskError{errno};
+    }
+    if (count == 0) {
+      break;
+    }
+    XXH3_128bits_update(state.get(), buffer.get(), static_cast<std::size_t>(count));
+  }
+  return to_content_hash(XXH3_128bits_digest(state.get()));
+}
+
+Result<std::string, DiskError> RealDisk::real_path(const std::string& path)
+{
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
+                                                       &std::free);
+  if (!resolved) {
+    return DiskError{errno};
+  }
+  return std::string(resolved.get());
+}
+
+Result<std::vector<std::string>, DiskError> RealDisk::list_directory(const std::string& path)
+{
+  std::unique_ptr<DIR, decltype(&::closedir)> directory(::opendir(path.c_str()), &::closedir);
+  if (!directory) {
+    return DiskError{errno};
+  }
+  std::vector<std::string> names;
+  while (const dirent* entry = ::readdir(directory.get())) {
+    const std::string_view name = entry->d_name;
+    if (name != "." && name != "..") {
+      names.emplace_back(name);
+    }
+  }
+  return names;
+}
+
+std::int64_t RealDisk::now_ns()
+{
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return now.tv_sec * 1'000'000'000LL + now.tv_nsec;
+}
+
+ContentHash hash_bytes(std::string_view bytes)
+{
+  return to_content_hash(XXH3_128bits(bytes.data(), bytes.size()));
+}
+
+} // namespace fsguard

@@ -1,0 +1,20 @@
+// The tracker's Disk, on the real filesystem and clock.
+#pragma once
+
+#include "tracker/disk.hpp"
+
+namespace fsguard {
+
+class RealDisk final : public Disk {
+public:
+  Result<FileStat, DiskError> stat(const std::string& path) override;
+  Result<ContentHash, DiskError> hash(const std::string& path) override;
+  Result<std::string, DiskError> real_path(const std::string& path) override;
+  Result<std::vector<std::string>, DiskError> list_directory(const std::string& path) override;
+  std::int64_t now_ns() override;
+};
+
+// XXH3-128 of `bytes`: the hash RealDisk::hash gives a file holding `bytes`.
+ContentHash hash_bytes(std::string_view bytes);
+
+} // namespace fsguard

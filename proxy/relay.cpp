@@ -1,0 +1,405 @@
+#include "proxy/relay.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+#include <unordered_map>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/channel.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "proxy/child_process.hpp"
+#include "proxy/framing.hpp"
+#include "proxy/guard.hpp"
+#include "proxy/message.hpp"
+#include "proxy/real_disk.hpp"
+
+namespace fsguard {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
+
+// Lines waiting for one output stream. One writer coroutine drains it, so
+// writes never overlap; its bounded capacity pushes back on the producers.
+using LineQueue = asio::experimental::channel<void(boost::system::error_code, std::string)>;
+constexpr std::size_t k_queue_capacity = 16;
+
+// Grace periods of the shutdown: stdin closed, then SIGTERM, then SIGKILL.
+constexpr auto k_shutdown_step = 2s;
+// How long fsguard keeps answering the client after the upstream died.
+constexpr auto k_linger_after_upstream_exit = 2s;
+
+struct Session {
+  Session(asio::io_context& context, Upstream upstream_process, const Config& config, Log& log)
+    : context(context),
+      upstream(std::move(upstream_process)),
+      client_in(context, STDIN_FILENO),
+      client_out(context, STDOUT_FILENO),
+      to_upstream(context, k_queue_capacity),
+      to_client(context, k_queue_capacity),
+      guard(disk, config, log),
+      config(config),
+      log(log),
+      shutdown_timer(context),
+      linger_timer(context),
+      output_done(context, asio::steady_timer::time_point::max())
+  {
+  }
+
+  asio::io_context& context;
+  Upstream upstream;
+  asio::posix::stream_descriptor client_in;
+  asio::posix::stream_descriptor client_out;
+  LineQueue to_upstream;
+  LineQueue to_client;
+  RealDisk disk;
+  Guard guard;
+  Config config;
+  Log& log;
+
+  // Client requests not yet answered, by id_key, to answer if the upstream dies.
+  std::unordered_map<std::string, nlohmann::json> pending;
+  std::optional<int> upstream_status; // set once the upstream has exited
+  bool upstream_exited_early = false; // before fsguard asked it to stop
+  bool stopping = false;
+  bool client_done = false;
+  bool upstream_output_done = false;
+  asio::steady_timer shutdown_timer;
+  asio::steady_timer linger_timer;
+  asio::steady_timer output_done; // cancelled when the upstream's stdout ends
+};
+
+// An empty string in a LineQueue means "no more lines".
+const std::string k_end_of_stream;
+
+std::string describe_status(int status)
+{
+  if (status >= 128) {
+    return "killed by signal " + std::to_string(status - 128);
+  }
+  return "status " + std::to_string(status);
+}
+
+template <class Stream>
+awaitable<void> drain_queue(LineQueue& queue, Stream& stream, Session& session,
+                            const char* peer)
+{
+  bool broken = false;
+  for (;;) {
+    auto [error, line] = co_await queue.async_receive(k_use);
+    if (error || line.empty()) {
+      break;
+    }
+    if (broken) {
+      continue; // keep draining so producers never block on a dead peer
+    }
+    auto [write_error, written] = co_await asio::async_write(stream, asio::buffer(line), k_use);
+    if (write_error) {
+      broken = true;
+      session.log.info(std::string("cannot write to the ") + peer + ": " + write_error.message());
+    }
+  }
+  boost::system::error_code ignored;
+  stream.close(ignored);
+}
+
+awaitable<void> send(LineQueue& queue, std::string line)
+{
+  co_await queue.async_send(boost::system::error_code{}, std::move(line), k_use);
+}
+
+awaitable<void> flush(Session& session, Outbox& out)
+{
+  for (auto& line : out.to_client) {
+    co_await send(session.to_client, std::move(line));
+  }
+  for (auto& line : out.to_upstream) {
+    co_await send(session.to_upstream, std::move(line));
+  }
+  out.to_client.clear();
+  out.to_upstream.clear();
+}
+
+std::string upstream_gone_message(const Session& session)
+{
+  return "fsguard: the upstream server exited (" + describe_status(*session.upstream_status)
+         + ") and cannot answer; restart the MCP server to continue";
+}
+
+awaitable<void> answer_pending_with_errors(Session& session)
+{
+  auto pending = std::move(session.pending);
+  session.pending.clear();
+  for (auto& [key, id] : pending) {
+    co_await send(session.to_client, error_response(id, -32000, upstream_gone_message(session)));
+  }
+}
+
+// Closes the upstream's stdin, then escalates to SIGTERM and SIGKILL on its
+// process group until it has exited.
+awaitable<void> stop_upstream(Session& session)
+{
+  if (session.stopping) {
+    co_return;
+  }
+  session.stopping = true;
+  co_await send(session.to_upstream, k_end_of_stream);
+  for (int signal_number : {0, SIGTERM, SIGKILL}) {
+    if (session.upstream_status) {
+      co_return;
+    }
+    if (signal_number != 0) {
+      session.log.info(std::string("the upstream did not exit; sending ")
+                       + (signal_number == SIGTERM ? "SIGTERM" : "SIGKILL"));
+      signal_upstream_group(session.upstream, signal_number);
+    }
+    session.shutdown_timer.expires_after(k_shutdown_step);
+    co_await session.shutdown_timer.async_wait(k_use);
+  }
+}
+
+awaitable<void> handle_client_line(Session& session, std::string_view text)
+{
+  ClientMessage message = parse_client_message(text);
+  switch (message.kind) {
+  case MessageKind::invalid:
+    session.log.warn("the client sent a line that is not valid JSON; answered with a parse error");
+    co_await send(session.to_client,
+                  error_response(nullptr, -32700, "fsguard: parse error: the line is not valid JSON"));
+    co_return;
+  case MessageKind::batch:
+    co_await send(session.to_client,
+                  error_response(nullptr, -32600,
+                                 "fsguard: JSON-RPC batches are not supported; "
+                                 "send each message on its own line"));
+    co_return;
+  case MessageKind::notification:
+    if (method_of(message.body) == "tools/call") {
+      session.log.warn("dropped a tools/call without an id (a notification cannot be guarded)");
+      co_return;
+    }
+    if (method_of(message.body) == "notifications/cancelled") {
+      Outbox out;
+      session.guard.on_cancelled(message.body.value("params", nlohmann::json::object()), out);
+      co_await flush(session, out);
+    }
+    break;
+  case MessageKind::request: {
+    const nlohmann::json& id = message.body["id"];
+    if (session.upstream_status) {
+      co_await send(session.to_client, error_response(id, -32000, upstream_gone_message(session)));
+      co_return;
+    }
+    session.pending[id_key(id)] = id;
+    if (method_of(message.body) == "tools/call") {
+      Outbox out;
+      session.guard.on_tool_call(std::string(text) + "\n", message.body, out);
+      for (const auto& key : out.answered) {
+        session.pending.erase(key);
+      }
+      co_await flush(session, out);
+      co_return;
+    }
+    break;
+  }
+  case MessageKind::response:
+  case MessageKind::other:
+    break;
+  }
+  if (!session.upstream_status) {
+    co_await send(session.to_upstream, std::string(text) + "\n");
+  }
+}
+
+awaitable<void> relay_client_to_upstream(Session& session)
+{
+  LineReader reader(session.client_in, session.config.max_line_bytes);
+  for (;;) {
+    const LineEvent event = co_await reader.next();
+    if (event.status == LineStatus::eof || session.client_done) {
+      break;
+    }
+    if (event.status == LineStatus::too_long) {
+      session.log.warn("discarded a client message longer than "
+                       + std::to_string(session.config.max_line_bytes) + " bytes");
+      co_await send(session.to_client,
+                    error_response(nullptr, -32600,
+                                   "fsguard: message discarded: longer than max_line_bytes ("
+                                     + std::to_string(session.config.max_line_bytes)
+                                     + " bytes)"));
+      continue;
+    }
+    if (event.text.find_first_not_of(" \t\r") == std::string_view::npos) {
+      continue;
+    }
+    co_await handle_client_line(session, event.text);
+  }
+  session.client_done = true;
+  co_await stop_upstream(session);
+}
+
+awaitable<void> handle_upstream_line(Session& session, std::string_view text)
+{
+  const SkimmedMessage skimmed = skim_message(text);
+  if (!skimmed.is_json_object && !nlohmann::json::accept(text)) {
+    constexpr std::size_t k_shown = 500;
+    session.log.warn("the upstream wrote a line that is not JSON-RPC to stdout (not relayed): "
+                     + std::string(text.substr(0, k_shown))
+                     + (text.size() > k_shown ? "..." : ""));
+    co_return;
+  }
+  if (skimmed.has_result_or_error && !skimmed.has_method && !skimmed.raw_id.empty()) {
+    const auto id = nlohmann::json::parse(skimmed.raw_id, nullptr, false);
+    const std::string key = id.is_discarded() ? std::string() : id_key(id);
+    session.pending.erase(key);
+    if (session.guard.awaits(key)) {
+      const auto response = nlohmann::json::parse(text, nullptr, false);
+      Outbox out;
+      session.guard.on_response(key, response, out);
+      co_await send(session.to_client, std::string(text) + "\n");
+      co_await flush(session, out);
+      co_return;
+    }
+  }
+  co_await send(session.to_client, std::string(text) + "\n");
+}
+
+awaitable<void> relay_upstream_to_client(Session& session)
+{
+  LineReader reader(session.upstream.output, session.config.max_line_bytes);
+  for (;;) {
+    const LineEvent event = co_await reader.next();
+    if (event.status == LineStatus::eof) {
+      break;
+    }
+    if (event.status == LineStatus::too_long) {
+      session.log.error("dropped an upstream message longer than "
+                        + std::to_string(session.config.max_line_bytes)
+                        + " bytes; raise max_line_bytes in the config to relay it");
+      continue;
+    }
+    if (!event.text.empty()) {
+      co_await handle_upstream_line(session, event.text);
+    }
+  }
+  session.upstream_output_done = true;
+  session.output_done.cancel();
+}
+
+awaitable<void> wait_for_upstream(Session& session)
+{
+  co_await session.upstream.process.async_wait(k_use);
+  const int native = session.upstream.process.native_exit_code();
+  const int status = WIFSIGNALED(native) ? 128 + WTERMSIG(native) : WEXITSTATUS(native);
+  session.upstream_status = status;
+  session.upstream_exited_early = !session.stopping;
+  // Whatever the upstream left behind in its group goes with it.
+  signal_upstream_group(session.upstream, SIGTERM);
+  session.shutdown_timer.cancel();
+  if (session.upstream_exited_early) {
+    session.log.error("the upstream server exited unexpectedly (" + describe_status(status) + ")");
+  } else {
+    session.log.info("the upstream server exited (" + describe_status(status) + ")");
+  }
+}
+
+// Runs the session's parts and ends it in order: once the upstream has
+// exited and its output is drained, pending requests are answered, and the
+// client's output is closed.
+awaitable<void> supervise(Session& session)
+{
+  auto executor = co_await asio::this_coro::executor;
+  asio::co_spawn(executor, drain_queue(session.to_upstream, session.upstream.input, session, "upstream"),
+                 asio::detached);
+  asio::co_spawn(executor, relay_upstream_to_client(session), asio::detached);
+  asio::co_spawn(executor, relay_client_to_upstream(session), asio::detached);
+
+  co_await wait_for_upstream(session);
+  if (!session.upstream_output_done) {
+    co_await session.output_done.async_wait(k_use); // relay what it wrote last
+  }
+  co_await answer_pending_with_errors(session);
+  if (session.upstream_exited_early && !session.client_done) {
+    // Answer what the client sends next for a moment, then hang up so the
+    // client sees the server is gone.
+    session.linger_timer.expires_after(k_linger_after_upstream_exit);
+    co_await session.linger_timer.async_wait(k_use);
+  }
+  session.client_done = true;
+  boost::system::error_code ignored;
+  session.client_in.cancel(ignored);
+  session.to_upstream.close();
+  co_await send(session.to_client, k_end_of_stream);
+}
+
+awaitable<void> handle_signals(Session& session, asio::signal_set& signals)
+{
+  auto [error, signal_number] = co_await signals.async_wait(k_use);
+  if (error) {
+    co_return;
+  }
+  session.log.info("received signal " + std::to_string(signal_number) + "; shutting down");
+  session.client_done = true;
+  boost::system::error_code ignored;
+  session.client_in.cancel(ignored);
+  co_await stop_upstream(session);
+}
+
+} // namespace
+
+int run_session(const Config& config, const std::vector<std::string>& command, Log& log)
+{
+  asio::io_context context;
+  auto upstream = start_upstream(context, command);
+  if (!upstream) {
+    log.error(upstream.error());
+    return 1;
+  }
+  Session session(context, std::move(upstream).value(), config, log);
+  asio::signal_set signals(context, SIGTERM, SIGINT, SIGHUP);
+
+  asio::steady_timer last_words(context);
+
+  // The session ends when the client's output has been flushed and closed.
+  asio::co_spawn(context, drain_queue(session.to_client, session.client_out, session, "client"),
+                 [&](std::exception_ptr) { context.stop(); });
+  asio::co_spawn(context, handle_signals(session, signals), asio::detached);
+  asio::co_spawn(context, supervise(session), [&](std::exception_ptr failure) {
+    if (failure) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& exception) {
+        log.error(std::string("internal error: ") + exception.what());
+      }
+    }
+    signals.cancel();
+    // A client that stopped reading must not keep fsguard alive.
+    last_words.expires_after(k_shutdown_step);
+    last_words.async_wait([&](boost::system::error_code) { context.stop(); });
+  });
+  context.run();
+
+  const int status = session.upstream_status.value_or(1);
+  if (session.upstream_exited_early && status == 0) {
+    return 1; // the session broke off; never report success for that
+  }
+  return status;
+}
+
+} // namespace fsguard

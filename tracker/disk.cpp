@@ -1,0 +1,47 @@
+#include "tracker/disk.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+namespace fsguard {
+
+bool DiskError::missing() const
+{
+  return error_number == ENOENT || error_number == ENOTDIR;
+}
+
+std::string DiskError::describe() const
+{
+  return std::strerror(error_number);
+}
+
+Result<Fingerprint, DiskError> take_fingerprint(Disk& disk, const std::string& path)
+{
+  // stat, hash, stat again: the hash belongs to the stat only if the file
+  // held still in between. A file being rewritten gets a few more tries.
+  constexpr int k_attempts = 3;
+  for (int attempt = 0; attempt < k_attempts; ++attempt) {
+    Fingerprint fingerprint;
+    fingerprint.taken_at_ns = disk.now_ns();
+    auto before = disk.stat(path);
+    if (!before) {
+      return before.error();
+    }
+    auto hash = disk.hash(path);
+    if (!hash) {
+      return hash.error();
+    }
+    auto after = disk.stat(path);
+    if (!after) {
+      return after.error();
+    }
+    if (*before == *after) {
+      fingerprint.stat = *after;
+      fingerprint.hash = *hash;
+      return fingerprint;
+    }
+  }
+  return DiskError{EAGAIN};
+}
+
+} // namespace fsguard

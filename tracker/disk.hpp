@@ -1,0 +1,50 @@
+// The tracker's view of the filesystem and the clock, injected so that the
+// policy can be tested without touching a disk or sleeping (ninja's
+// DiskInterface pattern). proxy/real_disk.hpp provides the real one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tracker/file_state.hpp"
+#include "tracker/result.hpp"
+
+namespace fsguard {
+
+// Why a path could not be inspected: ENOENT means "does not exist", any other
+// errno means fsguard cannot tell (and must fail closed).
+struct DiskError {
+  int error_number = 0;
+  bool missing() const;
+  std::string describe() const;
+};
+
+class Disk {
+public:
+  virtual ~Disk() = default;
+
+  // stat() of `path`, following symlinks.
+  virtual Result<FileStat, DiskError> stat(const std::string& path) = 0;
+
+  // Content hash of the regular file at `path`. Never blocks on a FIFO.
+  virtual Result<ContentHash, DiskError> hash(const std::string& path) = 0;
+
+  // realpath() of `path`, which must exist.
+  virtual Result<std::string, DiskError> real_path(const std::string& path) = 0;
+
+  // Names of the entries of directory `path` (without "." and "..").
+  virtual Result<std::vector<std::string>, DiskError>
+  list_directory(const std::string& path) = 0;
+
+  // Wall-clock now, in nanoseconds since the epoch.
+  virtual std::int64_t now_ns() = 0;
+};
+
+// stat(), hash() and stat() again of `path`, as one fingerprint stamped with
+// the time taken *before* the first stat (so racy() errs towards hashing).
+// Fails with EAGAIN if the file keeps changing while it is hashed.
+Result<Fingerprint, DiskError> take_fingerprint(Disk& disk, const std::string& path);
+
+} // namespace fsguard

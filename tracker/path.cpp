@@ -1,0 +1,162 @@
+#include "tracker/path.hpp"
+
+#include <algorithm>
+
+#include "tracker/unicode.hpp"
+
+namespace fsguard {
+
+namespace {
+
+std::vector<std::string_view> split_components(std::string_view path)
+{
+  std::vector<std::string_view> components;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t slash = std::min(path.find('/', start), path.size());
+    if (slash > start) {
+      components.push_back(path.substr(start, slash - start));
+    }
+    start = slash + 1;
+  }
+  return components;
+}
+
+std::string join(std::string_view directory, std::string_view name)
+{
+  std::string joined(directory);
+  if (joined.empty() || joined.back() != '/') {
+    joined += '/';
+  }
+  joined += name;
+  return joined;
+}
+
+bool is_ascii(std::string_view text)
+{
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+// The entry of `directory` whose name is Unicode-equivalent to `name`, the
+// way server-filesystem finds `café.txt` when asked for `cafe\u0301.txt`.
+Result<std::string, PathError>
+equivalent_entry(Disk& disk, const std::string& directory, std::string_view name)
+{
+  const auto wanted = to_nfc(name);
+  if (!wanted) {
+    return PathError{"the name is not valid UTF-8"};
+  }
+  auto entries = disk.list_directory(directory);
+  if (!entries) {
+    return std::string();
+  }
+  std::vector<std::string> matches;
+  for (const auto& entry : *entries) {
+    if (entry != name && to_nfc(entry) == wanted) {
+      matches.push_back(entry);
+    }
+  }
+  if (matches.size() > 1) {
+    return PathError{"several existing names in " + directory
+                     + " are Unicode-equivalent to it"};
+  }
+  return matches.empty() ? std::string() : matches.front();
+}
+
+} // namespace
+
+std::string spelling_problem(std::string_view raw)
+{
+  if (raw.empty()) {
+    return "the path is empty";
+  }
+  if (raw.find('\0') != std::string_view::npos) {
+    return "the path contains a NUL character";
+  }
+  if (has_trimmable_edge(raw)) {
+    return "the path begins or ends with white space";
+  }
+  const char first = raw.front();
+  const char last = raw.back();
+  if (first == '"' || first == '\'' || last == '"' || last == '\'') {
+    return "the path begins or ends with a quote character";
+  }
+  if (first == '~') {
+    return "the path starts with ~, which the server expands with its own home directory";
+  }
+  if (first != '/') {
+    return "the path is relative, and the server resolves relative paths "
+           "against its own allowed directories";
+  }
+  return {};
+}
+
+std::string lexically_normal(std::string_view absolute)
+{
+  std::vector<std::string_view> kept;
+  for (auto component : split_components(absolute)) {
+    if (component == ".") {
+      continue;
+    }
+    if (component == "..") {
+      if (!kept.empty()) {
+        kept.pop_back();
+      }
+      continue;
+    }
+    kept.push_back(component);
+  }
+  std::string normal;
+  for (auto component : kept) {
+    normal += '/';
+    normal += component;
+  }
+  return normal.empty() ? "/" : normal;
+}
+
+Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw)
+{
+  if (auto problem = spelling_problem(raw); !problem.empty()) {
+    return PathError{std::move(problem)};
+  }
+  const std::string normal = lexically_normal(raw);
+  if (auto whole = disk.real_path(normal)) {
+    return std::move(whole).value();
+  } else if (!whole.error().missing()) {
+    return PathError{"cannot resolve " + normal + ": " + whole.error().describe()};
+  }
+
+  // Some component does not exist: resolve the existing prefix one step at a
+  // time, then append the rest as spelled.
+  const auto components = split_components(normal);
+  std::string resolved = "/";
+  for (std::size_t index = 0; index < components.size(); ++index) {
+    std::string_view name = components[index];
+    auto next = disk.real_path(join(resolved, name));
+    if (!next && next.error().missing() && !is_ascii(name)) {
+      auto equivalent = equivalent_entry(disk, resolved, name);
+      if (!equivalent) {
+        return equivalent.error();
+      }
+      if (!equivalent->empty()) {
+        next = disk.real_path(join(resolved, *equivalent));
+      }
+    }
+    if (next) {
+      resolved = std::move(next).value();
+      continue;
+    }
+    if (!next.error().missing()) {
+      return PathError{"cannot resolve " + join(resolved, name) + ": "
+                       + next.error().describe()};
+    }
+    for (; index < components.size(); ++index) {
+      resolved = join(resolved, components[index]);
+    }
+    break;
+  }
+  return resolved;
+}
+
+} // namespace fsguard

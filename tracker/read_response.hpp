@@ -1,0 +1,17 @@
+// Which files a successful read response actually showed the agent.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fsguard {
+
+// For read_multiple_files: given the response `text` and the paths as the
+// agent `requested` them, whether each part was read (true) or failed.
+// server-filesystem joins "<path>:\n<content>\n" and "<path>: Error - <msg>"
+// parts with "\n---\n" in request order. Anything unexpected counts as not
+// read, from that part on.
+std::vector<bool> parts_read(std::string_view text, const std::vector<std::string>& requested);
+
+} // namespace fsguard

@@ -1,0 +1,157 @@
+#include "tracker/tool_map.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace fsguard {
+
+ToolMap server_filesystem_tools()
+{
+  ToolMap tools;
+  ToolSpec text_read{ToolRole::read, "path", false, {"head", "tail"}, {}, {}};
+  tools["read_text_file"] = text_read;
+  tools["read_file"] = text_read;
+  tools["read_media_file"] = ToolSpec{ToolRole::read, "path", false, {}, {}, {}};
+  tools["read_multiple_files"] = ToolSpec{ToolRole::read, "paths", true, {}, {}, {}};
+  tools["write_file"] = ToolSpec{ToolRole::write, "path", false, {}, {}, {}};
+  tools["edit_file"] = ToolSpec{ToolRole::edit, "path", false, {}, "dryRun", {}};
+  tools["move_file"] = ToolSpec{ToolRole::move, "source", false, {}, {}, "destination"};
+  return tools;
+}
+
+namespace {
+
+std::optional<ToolRole> role_named(std::string_view name)
+{
+  if (name == "read") return ToolRole::read;
+  if (name == "write") return ToolRole::write;
+  if (name == "edit") return ToolRole::edit;
+  if (name == "move") return ToolRole::move;
+  return std::nullopt;
+}
+
+Result<ToolSpec, std::string> parse_tool_spec(const std::string& name,
+                                              const nlohmann::json& entry)
+{
+  const std::string where = "tools." + name;
+  if (!entry.is_object()) {
+    return where + " must be an object";
+  }
+  ToolSpec spec;
+  const auto role = entry.find("role");
+  if (role == entry.end() || !role->is_string() || !role_named(role->get<std::string>())) {
+    return where + ".role must be one of \"read\", \"write\", \"edit\", \"move\"";
+  }
+  spec.role = *role_named(role->get<std::string>());
+  for (const auto& [key, value] : entry.items()) {
+    if (key == "role") {
+      continue;
+    }
+    if (key == "path" || key == "paths" || key == "source") {
+      if (!value.is_string()) return where + "." + key + " must be a string";
+      spec.path_argument = value.get<std::string>();
+      spec.path_is_list = key == "paths";
+    } else if (key == "destination") {
+      if (!value.is_string()) return where + ".destination must be a string";
+      spec.destination_argument = value.get<std::string>();
+    } else if (key == "dry_run") {
+      if (!value.is_string()) return where + ".dry_run must be a string";
+      spec.dry_run_argument = value.get<std::string>();
+    } else if (key == "partial_if_set") {
+      if (!value.is_array()) return where + ".partial_if_set must be an array of strings";
+      for (const auto& argument : value) {
+        if (!argument.is_string()) return where + ".partial_if_set must be an array of strings";
+        spec.partial_if_set.push_back(argument.get<std::string>());
+      }
+    } else {
+      return where + ": unknown key \"" + key + "\"";
+    }
+  }
+  if (spec.role == ToolRole::move && spec.destination_argument.empty()) {
+    return where + ": a move needs \"source\" and \"destination\"";
+  }
+  return spec;
+}
+
+PathArgument path_argument(const nlohmann::json& arguments, const std::string& name)
+{
+  const auto found = arguments.find(name);
+  if (found == arguments.end() || !found->is_string()) {
+    return PathArgument{};
+  }
+  return PathArgument{found->get<std::string>()};
+}
+
+// A head/tail argument makes a read partial unless the server ignores it
+// (server-filesystem ignores 0 and absent values).
+bool sets_partial(const nlohmann::json& arguments, const std::string& name)
+{
+  const auto found = arguments.find(name);
+  if (found == arguments.end() || found->is_null()) {
+    return false;
+  }
+  return !(found->is_number() && found->get<double>() == 0.0);
+}
+
+} // namespace
+
+Result<ToolMap, std::string> parse_tool_map(const nlohmann::json& tools)
+{
+  if (!tools.is_object()) {
+    return std::string("tools must be an object mapping tool names to specs");
+  }
+  ToolMap map;
+  for (const auto& [name, entry] : tools.items()) {
+    auto spec = parse_tool_spec(name, entry);
+    if (!spec) {
+      return spec.error();
+    }
+    map[name] = *spec;
+  }
+  return map;
+}
+
+std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view tool,
+                                         const nlohmann::json& arguments)
+{
+  const auto found = tools.find(tool);
+  if (found == tools.end()) {
+    return std::nullopt;
+  }
+  const ToolSpec& spec = found->second;
+  static const nlohmann::json k_no_arguments = nlohmann::json::object();
+  const nlohmann::json& args = arguments.is_object() ? arguments : k_no_arguments;
+
+  if (!spec.dry_run_argument.empty()) {
+    const auto dry_run = args.find(spec.dry_run_argument);
+    if (dry_run != args.end() && dry_run->is_boolean() && dry_run->get<bool>()) {
+      return std::nullopt;
+    }
+  }
+
+  GuardedCall call;
+  call.tool = std::string(tool);
+  call.role = spec.role;
+  call.path_list = spec.path_is_list;
+  if (spec.path_is_list) {
+    const auto list = args.find(spec.path_argument);
+    if (list != args.end() && list->is_array()) {
+      for (const auto& item : *list) {
+        call.paths.push_back(item.is_string() ? PathArgument{item.get<std::string>()}
+                                              : PathArgument{});
+      }
+    }
+  } else {
+    call.paths.push_back(path_argument(args, spec.path_argument));
+  }
+  if (spec.role == ToolRole::move) {
+    call.paths.push_back(path_argument(args, spec.destination_argument));
+  }
+  for (const auto& name : spec.partial_if_set) {
+    if (sets_partial(args, name)) {
+      call.extent = ReadExtent::partial;
+    }
+  }
+  return call;
+}
+
+} // namespace fsguard

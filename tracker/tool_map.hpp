@@ -1,0 +1,63 @@
+// Which tools of an upstream server read files, which write them, and which
+// arguments name the files: the server's profile, as data.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tracker/result.hpp"
+#include "tracker/tracker.hpp"
+
+namespace fsguard {
+
+enum class ToolRole {
+  read,  // shows the agent file content
+  write, // replaces a file's whole content
+  edit,  // changes part of a file's content
+  move,  // renames a file
+};
+
+struct ToolSpec {
+  ToolRole role = ToolRole::read;
+  std::string path_argument = "path";       // "source" for a move
+  bool path_is_list = false;                // read_multiple_files' "paths"
+  std::vector<std::string> partial_if_set;  // e.g. head, tail
+  std::string dry_run_argument;             // true => the call writes nothing
+  std::string destination_argument;         // a move's target
+};
+
+using ToolMap = std::map<std::string, ToolSpec, std::less<>>;
+
+// The built-in profile of @modelcontextprotocol/server-filesystem.
+ToolMap server_filesystem_tools();
+
+// Parses a "tools" config object, e.g.
+// {"read_text_file": {"role": "read", "path": "path", "partial_if_set": ["head"]}}.
+Result<ToolMap, std::string> parse_tool_map(const nlohmann::json& tools);
+
+// One path argument of a guarded call; `raw` is empty when the argument is
+// missing or not a string (fsguard then cannot tell which file it names).
+struct PathArgument {
+  std::optional<std::string> raw;
+};
+
+// What a tools/call asks of the files, when its tool is guarded.
+struct GuardedCall {
+  std::string tool;
+  ToolRole role = ToolRole::read;
+  std::vector<PathArgument> paths; // a move: {source, destination}
+  bool path_list = false;          // one response part per path (read_multiple_files)
+  ReadExtent extent = ReadExtent::whole;
+};
+
+// Describes the call of `tool` with `arguments` under `tools`: nothing when
+// the tool is not guarded, or when the call cannot change a file (a dry run).
+std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view tool,
+                                         const nlohmann::json& arguments);
+
+} // namespace fsguard

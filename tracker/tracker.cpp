@@ -1,0 +1,178 @@
+#include "tracker/tracker.hpp"
+
+namespace fsguard {
+
+namespace {
+
+SeenRecord record_of(const Fingerprint& fingerprint, ReadExtent extent)
+{
+  SeenRecord record;
+  record.trusted_stat = fingerprint.stat;
+  record.hash = fingerprint.hash;
+  record.taken_at_ns = fingerprint.taken_at_ns;
+  record.size = fingerprint.stat.size;
+  record.extent = extent;
+  return record;
+}
+
+// True when the stat fields alone prove the file still holds `record`'s
+// content: identical, and not racily clean.
+bool stat_proves_unchanged(const SeenRecord& record, const FileStat& current)
+{
+  if (!record.trusted_stat || *record.trusted_stat != current) {
+    return false;
+  }
+  return !racy(Fingerprint{*record.trusted_stat, record.hash, record.taken_at_ns});
+}
+
+} // namespace
+
+ReadStart Tracker::begin_read(const std::string& path)
+{
+  ReadStart start;
+  const std::int64_t now = m_disk.now_ns();
+  auto stat = m_disk.stat(path);
+  if (!stat || !stat->is_regular()) {
+    return start;
+  }
+  start.stat = *stat;
+  if (racy(Fingerprint{*stat, {}, now})) {
+    if (auto fingerprint = take_fingerprint(m_disk, path)) {
+      start.stat = fingerprint->stat;
+      start.hash = fingerprint->hash;
+    } else {
+      start.stat.reset();
+    }
+  }
+  return start;
+}
+
+void Tracker::finish_read(const std::string& path, const ReadStart& start,
+                          ReadExtent extent)
+{
+  auto after = take_fingerprint(m_disk, path);
+  if (!after || !after->stat.is_regular()) {
+    // The file is gone or unreadable now: whatever the agent saw, fsguard
+    // cannot vouch for it.
+    m_records.erase(path);
+    return;
+  }
+  SeenRecord record = record_of(*after, extent);
+  record.changed_during_read = !start.stat || *start.stat != after->stat
+                               || (start.hash && *start.hash != after->hash);
+  if (const auto previous = m_records.find(path);
+      previous != m_records.end() && extent == ReadExtent::partial
+      && previous->second.extent == ReadExtent::whole
+      && !previous->second.changed_during_read && previous->second.hash == after->hash) {
+    // A head/tail read of content the agent has already seen whole.
+    record.extent = ReadExtent::whole;
+  }
+  m_records[path] = record;
+}
+
+std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind,
+                                         PartialReadAllowsOverwrite partial_policy)
+{
+  Veto veto;
+  veto.path = path;
+  auto current = m_disk.stat(path);
+  if (!current) {
+    if (current.error().missing()) {
+      m_records.erase(path); // a new file, or one deleted since it was read
+      return std::nullopt;
+    }
+    veto.code = VetoCode::cannot_inspect;
+    veto.reason = current.error().describe();
+    return veto;
+  }
+  if (current->is_directory()) {
+    return std::nullopt; // nothing to overwrite; the server reports the error
+  }
+  if (!current->is_regular()) {
+    veto.code = VetoCode::cannot_inspect;
+    veto.reason = "it is not a regular file";
+    return veto;
+  }
+
+  const auto found = m_records.find(path);
+  if (found == m_records.end()) {
+    veto.code = VetoCode::not_read;
+    return veto;
+  }
+  SeenRecord& record = found->second;
+  if (record.changed_during_read) {
+    veto.code = VetoCode::changed_during_read;
+    return veto;
+  }
+  if (kind == WriteKind::overwrite && record.extent == ReadExtent::partial
+      && partial_policy == PartialReadAllowsOverwrite::no) {
+    veto.code = VetoCode::partial_read;
+    return veto;
+  }
+  if (stat_proves_unchanged(record, *current)) {
+    return std::nullopt;
+  }
+
+  auto now = take_fingerprint(m_disk, path);
+  if (!now) {
+    veto.code = VetoCode::cannot_inspect;
+    veto.reason = now.error().describe();
+    return veto;
+  }
+  if (now->hash == record.hash) {
+    // Same bytes, new metadata (touch, chmod, an identical rewrite).
+    const auto extent = record.extent;
+    record = record_of(*now, extent);
+    return std::nullopt;
+  }
+  veto.code = VetoCode::changed;
+  veto.seen_size = record.size;
+  veto.current_size = now->stat.size;
+  veto.seen_at_ns = record.taken_at_ns;
+  veto.current_mtime_ns = now->stat.mtime_ns;
+  return veto;
+}
+
+void Tracker::finish_write(const std::string& path,
+                           const std::optional<ContentHash>& expected)
+{
+  auto after = take_fingerprint(m_disk, path);
+  if (!after || !after->stat.is_regular()) {
+    m_records.erase(path);
+    return;
+  }
+  SeenRecord record = record_of(*after, ReadExtent::whole);
+  if (expected && *expected != after->hash) {
+    // Someone else wrote too. Hold the agent to what it wrote, and never let
+    // the stat fast path vouch for this record.
+    record.hash = *expected;
+    record.trusted_stat.reset();
+  }
+  m_records[path] = record;
+}
+
+void Tracker::finish_move(const std::string& from, const std::string& to)
+{
+  auto found = m_records.find(from);
+  if (found == m_records.end()) {
+    return;
+  }
+  SeenRecord record = found->second;
+  m_records.erase(found);
+  // A rename changes the ctime; keep the content, let the next check re-hash.
+  record.trusted_stat.reset();
+  m_records[to] = record;
+}
+
+void Tracker::forget(const std::string& path)
+{
+  m_records.erase(path);
+}
+
+const SeenRecord* Tracker::find(const std::string& path) const
+{
+  const auto found = m_records.find(path);
+  return found == m_records.end() ? nullptr : &found->second;
+}
+
+} // namespace fsguard

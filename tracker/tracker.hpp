@@ -1,0 +1,75 @@
+// The session's record of what the agent has seen of each file, and the
+// decision whether a write may go ahead. Pure policy: all I/O goes through
+// the injected `Disk`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "tracker/disk.hpp"
+#include "tracker/file_state.hpp"
+#include "tracker/veto.hpp"
+
+namespace fsguard {
+
+enum class ReadExtent { whole, partial };
+enum class WriteKind { overwrite, edit };
+enum class PartialReadAllowsOverwrite { no, yes };
+
+// The state of a file taken just before a read was forwarded. The hash is
+// taken only when the stat alone could not prove the file unchanged later.
+struct ReadStart {
+  std::optional<FileStat> stat;
+  std::optional<ContentHash> hash;
+};
+
+// What the agent last saw of one file.
+struct SeenRecord {
+  std::optional<FileStat> trusted_stat; // absent: always compare content
+  ContentHash hash{};
+  std::int64_t taken_at_ns = 0;
+  std::int64_t size = 0;
+  ReadExtent extent = ReadExtent::whole;
+  bool changed_during_read = false;
+};
+
+class Tracker {
+public:
+  explicit Tracker(Disk& disk) : m_disk(disk) {}
+
+  // Takes the state of `path` before a read of it is forwarded.
+  ReadStart begin_read(const std::string& path);
+
+  // Records that a read of `path`, started as `start`, succeeded and showed
+  // the agent the `extent` of the file. A file that changed in between is
+  // recorded as changed_during_read.
+  void finish_read(const std::string& path, const ReadStart& start, ReadExtent extent);
+
+  // Decides whether a `kind` write of `path` may go ahead: nothing if it may,
+  // the veto otherwise. Refreshes the record when only metadata changed.
+  std::optional<Veto> check_write(const std::string& path, WriteKind kind,
+                                  PartialReadAllowsOverwrite partial_policy);
+
+  // Records `path` after the agent's own successful write. `expected` is the
+  // content hash the write should have produced, when known (write_file); if
+  // the file holds something else, another writer was at work and the
+  // agent is held to `expected`, so the next write is vetoed as changed.
+  void finish_write(const std::string& path, const std::optional<ContentHash>& expected);
+
+  // Moves the record of `from` to `to` after a successful rename.
+  void finish_move(const std::string& from, const std::string& to);
+
+  // Drops what is known of `path`, e.g. when a write's outcome is unknown.
+  void forget(const std::string& path);
+
+  // The record of `path`, if any (for tests and diagnostics).
+  const SeenRecord* find(const std::string& path) const;
+
+private:
+  Disk& m_disk;
+  std::unordered_map<std::string, SeenRecord> m_records;
+};
+
+} // namespace fsguard

@@ -1,0 +1,18 @@
+// Unicode helpers for path names (utf8proc: the maintained standard library
+// for normalisation, also used by Julia and PostgreSQL).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fsguard {
+
+// `text` in Normalization Form C, or nothing if `text` is not valid UTF-8.
+std::optional<std::string> to_nfc(std::string_view text);
+
+// True if `text` begins or ends with a character that JavaScript's
+// String.prototype.trim() would remove (ASCII and Unicode white space).
+bool has_trimmable_edge(std::string_view text);
+
+} // namespace fsguard

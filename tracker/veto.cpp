@@ -1,0 +1,74 @@
+#include "tracker/veto.hpp"
+
+#include "tracker/file_state.hpp"
+
+namespace fsguard {
+
+std::string_view to_string(VetoCode code)
+{
+  switch (code) {
+  case VetoCode::not_read: return "not_read";
+  case VetoCode::partial_read: return "partial_read";
+  case VetoCode::changed: return "changed";
+  case VetoCode::changed_during_read: return "changed_during_read";
+  case VetoCode::unresolved_path: return "unresolved_path";
+  case VetoCode::cannot_inspect: return "cannot_inspect";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr std::string_view k_read_whole =
+  "Read it with read_text_file (without head or tail), then retry.";
+
+std::string size_change(const Veto& veto)
+{
+  if (veto.seen_size == veto.current_size) {
+    return "size unchanged at " + std::to_string(veto.current_size) + " bytes";
+  }
+  return "size " + std::to_string(veto.seen_size) + " -> "
+         + std::to_string(veto.current_size) + " bytes";
+}
+
+} // namespace
+
+std::string veto_text(std::string_view tool, const Veto& veto)
+{
+  std::string text = "fsguard refused " + std::string(tool) + ": ";
+  switch (veto.code) {
+  case VetoCode::not_read:
+    text += veto.path + " already exists and has not been read in this session, "
+            "so this would overwrite content you have not seen. ";
+    text += k_read_whole;
+    break;
+  case VetoCode::partial_read:
+    text += veto.path + " was only partly read (head/tail) in this session, "
+            "so overwriting it would replace lines you have not seen. ";
+    text += k_read_whole;
+    break;
+  case VetoCode::changed:
+    text += veto.path + " has been modified since you last read it ("
+            + size_change(veto) + "; last read " + format_time(veto.seen_at_ns)
+            + "; last modified " + format_time(veto.current_mtime_ns)
+            + "). Read it again to get its current content, then retry.";
+    break;
+  case VetoCode::changed_during_read:
+    text += veto.path + " changed while it was being read, so what you saw may "
+            "not be what is on disk. Read it again, then retry.";
+    break;
+  case VetoCode::unresolved_path:
+    text += "cannot tell which file \"" + veto.path + "\" names (" + veto.reason
+            + "), so it cannot check that the write is safe. "
+              "Retry with the file's absolute path.";
+    break;
+  case VetoCode::cannot_inspect:
+    text += "cannot inspect " + veto.path + " (" + veto.reason
+            + "), so it cannot tell whether the write would overwrite changes "
+              "you have not seen. Make the file readable, read it, then retry.";
+    break;
+  }
+  return text;
+}
+
+} // namespace fsguard

@@ -1,0 +1,38 @@
+// Why fsguard refuses a write, as a code for programs and a text for agents.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace fsguard {
+
+enum class VetoCode {
+  not_read,            // the file exists and was never read in this session
+  partial_read,        // only a head/tail read, and the tool overwrites it all
+  changed,             // content differs from the last read or own write
+  changed_during_read, // the file changed while the read was in flight
+  unresolved_path,     // fsguard cannot tell which file the path names
+  cannot_inspect,      // the file exists but cannot be stat'ed or hashed
+};
+
+// The code as it appears in `_meta["fsguard/veto"].code`, e.g. "not_read".
+std::string_view to_string(VetoCode code);
+
+// A refused write. `path` is the canonical path, or the raw argument when it
+// could not be resolved. The numbers are filled in for VetoCode::changed.
+struct Veto {
+  VetoCode code = VetoCode::not_read;
+  std::string path;
+  std::string reason;            // unresolved_path / cannot_inspect: why
+  std::int64_t seen_size = -1;   // size when last read or written by the agent
+  std::int64_t current_size = -1;
+  std::int64_t seen_at_ns = 0;   // when the agent last read or wrote it
+  std::int64_t current_mtime_ns = 0;
+};
+
+// The text the agent sees for a refused `tool` call: it names the file, says
+// what happened, and gives the one way to recover.
+std::string veto_text(std::string_view tool, const Veto& veto);
+
+} // namespace fsguard
