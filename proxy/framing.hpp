@@ -66,7 +66,7 @@ private:
       const std::size_t end = static_cast<const char*>(newline) - begin;
       std::string_view text(begin + m_line_start, end - m_line_start);
       m_line_start = m_scanned = end + 1;
-      if (m_discarding) {
+      if (m_discarding || text.size() > m_max_line_bytes) {
         m_discarding = false;
         return LineEvent{LineStatus::too_long, {}};
       }

@@ -1,1 +1,73 @@
+#include <doctest/doctest.h>
 
+#include "proxy/config.hpp"
+#include "proxy/options.hpp"
+
+using namespace fsguard;
+
+TEST_SUITE("config")
+{
+  TEST_CASE("an empty config gives the defaults")
+  {
+    const auto config = parse_config("{}", "test");
+    REQUIRE(config.ok());
+    CHECK(config->mode == Mode::enforce);
+    CHECK(config->max_line_bytes == k_default_max_line_bytes);
+    CHECK(config->tools.contains("write_file"));
+  }
+
+  TEST_CASE("every key is read, and comments are allowed")
+  {
+    const auto config = parse_config(R"({
+      // enforcement
+      "mode": "warn", "log_level": "debug", "partial_read_allows_write": true,
+      "max_line_bytes": 2048, "tools": {"save": {"role": "write", "path": "file"}}
+    })", "test");
+    REQUIRE(config.ok());
+    CHECK(config->mode == Mode::warn);
+    CHECK(config->log_level == LogLevel::debug);
+    CHECK(config->partial_read_allows_write == PartialReadAllowsOverwrite::yes);
+    CHECK(config->max_line_bytes == 2048);
+    CHECK(config->tools.contains("save"));
+    CHECK_FALSE(config->tools.contains("write_file"));
+  }
+
+  TEST_CASE("bad values and unknown keys are errors that name the key")
+  {
+    CHECK(parse_config(R"({"mode":"strict"})", "f").error().find("mode") != std::string::npos);
+    CHECK(parse_config(R"({"mdoe":"warn"})", "f").error().find("mdoe") != std::string::npos);
+    CHECK(parse_config(R"({"max_line_bytes":-1})", "f").error().find("max_line_bytes") != std::string::npos);
+    CHECK_FALSE(parse_config("[]", "f").ok());
+    CHECK_FALSE(parse_config("{", "f").ok());
+  }
+
+  TEST_CASE("the flag beats the environment, which beats the file")
+  {
+    CHECK(load_effective_config(std::nullopt, "warn", std::nullopt, std::nullopt)->mode == Mode::warn);
+    CHECK(load_effective_config(std::nullopt, "warn", Mode::off, std::nullopt)->mode == Mode::off);
+    CHECK_FALSE(load_effective_config(std::nullopt, "loud", std::nullopt, std::nullopt).ok());
+    CHECK_FALSE(load_effective_config("/nonexistent/fsguard.json", std::nullopt, std::nullopt, std::nullopt).ok());
+  }
+}
+
+TEST_SUITE("options")
+{
+  TEST_CASE("options before -- and the upstream command after it")
+  {
+    const auto options = parse_options({"--mode", "warn", "-c", "f.json", "--log-level=debug",
+                                        "--", "node", "server.js", "--mode", "x"});
+    REQUIRE(options.ok());
+    CHECK(*options->mode == Mode::warn);
+    CHECK(*options->config_path == "f.json");
+    CHECK(*options->log_level == LogLevel::debug);
+    CHECK(options->upstream == std::vector<std::string>{"node", "server.js", "--mode", "x"});
+  }
+
+  TEST_CASE("unknown options and bad values are usage errors")
+  {
+    CHECK_FALSE(parse_options({"--frobnicate"}).ok());
+    CHECK_FALSE(parse_options({"--mode", "loud"}).ok());
+    CHECK_FALSE(parse_options({"--config"}).ok());
+    CHECK_FALSE(parse_options({"node", "server.js"}).ok());
+  }
+}

@@ -1,1 +1,93 @@
+#include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <thread>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include "proxy/framing.hpp"
+
+using namespace fsguard;
+
+namespace {
+
+struct Collected {
+  std::vector<std::string> lines;
+  int too_long = 0;
+};
+
+// Feeds `input` through a pipe into a LineReader and collects what it yields.
+Collected frame(const std::string& input, std::size_t max_line_bytes)
+{
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::thread writer([&] {
+    std::size_t at = 0;
+    while (at < input.size()) {
+      const ssize_t n = ::write(fds[1], input.data() + at, std::min<std::size_t>(input.size() - at, 7001));
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+    ::close(fds[1]);
+  });
+  boost::asio::io_context context;
+  boost::asio::posix::stream_descriptor stream(context, fds[0]);
+  Collected collected;
+  boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+    LineReader reader(stream, max_line_bytes);
+    for (;;) {
+      const LineEvent event = co_await reader.next();
+      if (event.status == LineStatus::eof) break;
+      if (event.status == LineStatus::too_long) ++collected.too_long;
+      else collected.lines.emplace_back(event.text);
+    }
+  }, boost::asio::detached);
+  context.run();
+  writer.join();
+  return collected;
+}
+
+} // namespace
+
+TEST_SUITE("framing")
+{
+  TEST_CASE("lines split on LF, CRLF is tolerated, and a last unterminated line counts")
+  {
+    const auto collected = frame("one\ntwo\r\n\nthree", 1024);
+    CHECK(collected.lines == std::vector<std::string>{"one", "two", "", "three"});
+    CHECK(collected.too_long == 0);
+  }
+
+  TEST_CASE("a line over the limit is discarded and reported once, and framing stays in step")
+  {
+    const std::string huge(100'000, 'x');
+    const auto collected = frame("before\n" + huge + "\nafter\n" + huge, 4096);
+    CHECK(collected.lines == std::vector<std::string>{"before", "after"});
+    CHECK(collected.too_long == 2);
+  }
+
+  TEST_CASE("lines much larger than a read chunk arrive whole")
+  {
+    const std::string big(3'000'000, 'y');
+    const auto collected = frame(big + "\nsmall\n", 64 * 1024 * 1024);
+    REQUIRE(collected.lines.size() == 2);
+    CHECK(collected.lines[0] == big);
+    CHECK(collected.lines[1] == "small");
+  }
+}
+
+TEST_SUITE("framing")
+{
+  TEST_CASE("a complete line over the limit that arrives in one read is still refused")
+  {
+    const std::string long_line(10'000, 'z');
+    const auto collected = frame("a\n" + long_line + "\nb\n", 4096);
+    CHECK(collected.lines == std::vector<std::string>{"a", "b"});
+    CHECK(collected.too_long == 1);
+  }
+}

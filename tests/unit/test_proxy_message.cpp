@@ -1,1 +1,73 @@
+#include <doctest/doctest.h>
 
+#include "proxy/message.hpp"
+
+using namespace fsguard;
+
+TEST_SUITE("message")
+{
+  TEST_CASE("client lines are classified as requests, notifications, responses, batches or junk")
+  {
+    CHECK(parse_client_message(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})").kind == MessageKind::request);
+    CHECK(parse_client_message(R"({"jsonrpc":"2.0","id":"a","method":"x"})").kind == MessageKind::request);
+    CHECK(parse_client_message(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").kind == MessageKind::notification);
+    CHECK(parse_client_message(R"({"jsonrpc":"2.0","id":0,"result":{"roots":[]}})").kind == MessageKind::response);
+    CHECK(parse_client_message(R"({"jsonrpc":"2.0","id":0,"error":{"code":1,"message":"x"}})").kind == MessageKind::response);
+    CHECK(parse_client_message(R"([{"jsonrpc":"2.0","id":1,"method":"tools/call"}])").kind == MessageKind::batch);
+    CHECK(parse_client_message(R"({"hello":"world"})").kind == MessageKind::other);
+    CHECK(parse_client_message("42").kind == MessageKind::other);
+    CHECK(parse_client_message("{not json").kind == MessageKind::invalid);
+    CHECK(parse_client_message("").kind == MessageKind::invalid);
+    CHECK(parse_client_message("{\"id\":1,\"method\":\"x\xff\"}").kind == MessageKind::invalid);
+  }
+
+  TEST_CASE("duplicate keys resolve to the last one, as JSON.parse in the upstream does")
+  {
+    const auto message = parse_client_message(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"})");
+    CHECK(method_of(message.body) == "tools/call");
+  }
+
+  TEST_CASE("ids that the peer echoes as equal get the same key")
+  {
+    CHECK(id_key(nlohmann::json(1)) == id_key(nlohmann::json(1.0)));
+    CHECK(id_key(nlohmann::json(1)) != id_key(nlohmann::json("1")));
+    CHECK(id_key(nlohmann::json("a")) == "\"a\"");
+    CHECK(id_key(nlohmann::json(-7)) == "-7");
+  }
+
+  TEST_CASE("skimming finds the id and the kind of an upstream line without parsing it")
+  {
+    const std::string big(1 << 20, 'x');
+    const std::string line = R"({"result":{"content":[{"type":"text","text":")" + big
+                             + R"(\" \\\"}"}]},"jsonrpc":"2.0","id":17})";
+    const auto skimmed = skim_message(line);
+    CHECK(skimmed.is_json_object);
+    CHECK(skimmed.has_result_or_error);
+    CHECK_FALSE(skimmed.has_method);
+    CHECK(skimmed.raw_id == "17");
+
+    const auto request = skim_message(R"({"method":"roots/list","jsonrpc":"2.0","id":"s-0"})");
+    CHECK(request.has_method);
+    CHECK(request.raw_id == "\"s-0\"");
+  }
+
+  TEST_CASE("skimming rejects what is not a JSON object")
+  {
+    CHECK_FALSE(skim_message("Secure MCP Filesystem Server running on stdio").is_json_object);
+    CHECK_FALSE(skim_message(R"({"id":1,"result":{"a":"b"})").is_json_object);
+    CHECK_FALSE(skim_message(R"({"id":1} trailing)").is_json_object);
+    CHECK_FALSE(skim_message(R"({"\u0069d":1,"result":{}})").is_json_object);
+    CHECK(skim_message(R"(  {"id" : 1 , "result" : [ ] }  )").is_json_object);
+  }
+
+  TEST_CASE("error responses are well-formed JSON-RPC lines")
+  {
+    const std::string line = error_response(nullptr, -32700, "parse error");
+    REQUIRE(line.back() == '\n');
+    const auto parsed = nlohmann::json::parse(line);
+    CHECK(parsed["jsonrpc"] == "2.0");
+    CHECK(parsed["id"].is_null());
+    CHECK(parsed["error"]["code"] == -32700);
+  }
+}

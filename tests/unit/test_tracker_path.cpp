@@ -1,1 +1,121 @@
+#include <doctest/doctest.h>
 
+#include "fake_disk.hpp"
+#include "tracker/path.hpp"
+
+using namespace fsguard;
+using fsguard::testing::FakeDisk;
+
+namespace {
+
+// A workspace: /ws/a.txt, /ws/sub/, /ws/link.txt -> a.txt, /wslink -> /ws,
+// /ws/café.txt in NFC.
+FakeDisk make_workspace()
+{
+  FakeDisk disk;
+  disk.make_directory("/ws");
+  disk.make_directory("/ws/sub");
+  disk.write("/ws/a.txt", "a\n");
+  disk.write("/ws/sub/b.txt", "b\n");
+  disk.symlink("/ws/link.txt", "a.txt");
+  disk.symlink("/wslink", "/ws");
+  disk.symlink("/ws/sub/up", "..");
+  disk.write("/ws/caf\xC3\xA9.txt", "nfc\n");
+  return disk;
+}
+
+struct Spelling {
+  const char* raw;
+  const char* canonical;
+};
+
+} // namespace
+
+TEST_SUITE("path")
+{
+  TEST_CASE("every spelling of an existing file resolves to its one canonical path")
+  {
+    const Spelling spellings[] = {
+      {"/ws/a.txt", "/ws/a.txt"},
+      {"/ws/./a.txt", "/ws/a.txt"},
+      {"/ws//a.txt", "/ws/a.txt"},
+      {"//ws/a.txt", "/ws/a.txt"},
+      {"/ws/a.txt/", "/ws/a.txt"},
+      {"/ws/sub/../a.txt", "/ws/a.txt"},
+      {"/ws/../ws/a.txt", "/ws/a.txt"},
+      {"/../ws/a.txt", "/ws/a.txt"},
+      {"/ws/./sub/./../a.txt", "/ws/a.txt"},
+      {"/ws/link.txt", "/ws/a.txt"},
+      {"/wslink/a.txt", "/ws/a.txt"},
+      {"/wslink//./link.txt", "/ws/a.txt"},
+      {"/ws/sub/up/a.txt", "/ws/a.txt"},
+      {"/wslink/sub/b.txt", "/ws/sub/b.txt"},
+      {"/ws/cafe\xCC\x81.txt", "/ws/caf\xC3\xA9.txt"},      // NFD asks for the NFC file
+      {"/wslink/cafe\xCC\x81.txt", "/ws/caf\xC3\xA9.txt"},
+      {"/ws/new.txt", "/ws/new.txt"},                       // missing: the path as spelled
+      {"/wslink/new.txt", "/ws/new.txt"},
+      {"/ws/sub/../new.txt", "/ws/new.txt"},
+      {"/ws/nodir/new.txt", "/ws/nodir/new.txt"},
+    };
+    for (const auto& spelling : spellings) {
+      FakeDisk disk = make_workspace();
+      CAPTURE(spelling.raw);
+      const auto resolved = resolve_path(disk, spelling.raw);
+      REQUIRE(resolved.ok());
+      CHECK(*resolved == spelling.canonical);
+    }
+  }
+
+  TEST_CASE("spellings that do not name one file for sure are refused with a reason")
+  {
+    const std::string spellings[] = {
+      "a.txt", "./a.txt", "../ws/a.txt", "sub/b.txt", "~/a.txt", "~", "~root/a.txt",
+      " /ws/a.txt", "/ws/a.txt ", "/ws/a.txt\t", "/ws/a.txt\n", "\"/ws/a.txt\"",
+      "'/ws/a.txt'", "/ws/a.txt\"", "/ws/a.txt\xC2\xA0", "\xEF\xBB\xBF/ws/a.txt",
+      "C:\\ws\\a.txt", "", std::string("/ws/a\0.txt", 10), "file:///ws/a.txt",
+    };
+    for (const auto& raw : spellings) {
+      FakeDisk disk = make_workspace();
+      CAPTURE(raw);
+      const auto resolved = resolve_path(disk, raw);
+      REQUIRE_FALSE(resolved.ok());
+      CHECK_FALSE(resolved.error().reason.empty());
+    }
+  }
+
+  TEST_CASE("a missing NFC name finds the existing NFD file, as the server does")
+  {
+    FakeDisk disk;
+    disk.make_directory("/ws");
+    disk.write("/ws/cafe\xCC\x81.txt", "nfd\n");
+    const auto resolved = resolve_path(disk, "/ws/caf\xC3\xA9.txt");
+    REQUIRE(resolved.ok());
+    CHECK(*resolved == "/ws/cafe\xCC\x81.txt");
+    // Not equivalent (an extra accent): a new file.
+    const auto other = resolve_path(disk, "/ws/cafe\xCC\x81\xCC\x81.txt");
+    REQUIRE(other.ok());
+    CHECK(*other == "/ws/cafe\xCC\x81\xCC\x81.txt");
+  }
+
+  TEST_CASE("a name with several Unicode-equivalent existing entries fails closed")
+  {
+    FakeDisk disk;
+    disk.make_directory("/ws");
+    disk.write("/ws/\xE2\x84\xAB", "angstrom sign\n"); // U+212B
+    disk.write("/ws/\xC3\x85", "A with ring\n");       // U+00C5
+    const auto ambiguous = resolve_path(disk, "/ws/A\xCC\x8A"); // A + combining ring
+    REQUIRE_FALSE(ambiguous.ok());
+    CHECK(ambiguous.error().reason.find("Unicode-equivalent") != std::string::npos);
+    const auto exact = resolve_path(disk, "/ws/\xC3\x85");
+    REQUIRE(exact.ok()); // an exact name always wins
+    CHECK(*exact == "/ws/\xC3\x85");
+  }
+
+  TEST_CASE("lexical normalisation matches path.resolve")
+  {
+    CHECK(lexically_normal("/") == "/");
+    CHECK(lexically_normal("//") == "/");
+    CHECK(lexically_normal("/a/b/../../..") == "/");
+    CHECK(lexically_normal("/a/./b//c/") == "/a/b/c");
+  }
+}

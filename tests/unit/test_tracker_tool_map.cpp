@@ -1,1 +1,82 @@
+#include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "tracker/tool_map.hpp"
+
+using namespace fsguard;
+using nlohmann::json;
+
+TEST_SUITE("tool_map")
+{
+  TEST_CASE("server-filesystem's reads, writes, edits and moves are guarded; others are not")
+  {
+    const ToolMap tools = server_filesystem_tools();
+    CHECK(describe_call(tools, "read_text_file", json{{"path", "/a"}})->role == ToolRole::read);
+    CHECK(describe_call(tools, "read_file", json{{"path", "/a"}})->role == ToolRole::read);
+    CHECK(describe_call(tools, "read_media_file", json{{"path", "/a"}})->role == ToolRole::read);
+    CHECK(describe_call(tools, "write_file", json{{"path", "/a"}, {"content", ""}})->role == ToolRole::write);
+    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"edits", json::array()}})->role == ToolRole::edit);
+    CHECK(describe_call(tools, "move_file", json{{"source", "/a"}, {"destination", "/b"}})->role == ToolRole::move);
+    for (const char* other : {"list_directory", "directory_tree", "search_files", "get_file_info",
+                              "create_directory", "list_allowed_directories", "unknown"}) {
+      CAPTURE(other);
+      CHECK_FALSE(describe_call(tools, other, json{{"path", "/a"}}));
+    }
+  }
+
+  TEST_CASE("head or tail make a read partial, unless the server would ignore them")
+  {
+    const ToolMap tools = server_filesystem_tools();
+    CHECK(describe_call(tools, "read_text_file", json{{"path", "/a"}, {"head", 2}})->extent == ReadExtent::partial);
+    CHECK(describe_call(tools, "read_text_file", json{{"path", "/a"}, {"tail", 1}})->extent == ReadExtent::partial);
+    CHECK(describe_call(tools, "read_text_file", json{{"path", "/a"}, {"head", 0}})->extent == ReadExtent::whole);
+    CHECK(describe_call(tools, "read_text_file", json{{"path", "/a"}, {"head", nullptr}})->extent == ReadExtent::whole);
+    CHECK(describe_call(tools, "read_text_file", json{{"path", "/a"}, {"head", "2"}})->extent == ReadExtent::partial);
+  }
+
+  TEST_CASE("only a literal dryRun true makes an edit unguarded")
+  {
+    const ToolMap tools = server_filesystem_tools();
+    CHECK_FALSE(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", true}}));
+    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", false}}));
+    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", "true"}}));
+    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", 1}}));
+  }
+
+  TEST_CASE("path arguments that are missing or not strings are kept as unknown")
+  {
+    const ToolMap tools = server_filesystem_tools();
+    const auto call = describe_call(tools, "write_file", json{{"path", 5}});
+    REQUIRE(call);
+    REQUIRE(call->paths.size() == 1);
+    CHECK_FALSE(call->paths[0].raw);
+    CHECK_FALSE(describe_call(tools, "write_file", json::array())->paths[0].raw);
+    const auto many = describe_call(tools, "read_multiple_files", json{{"paths", {"/a", 3, "/b"}}});
+    REQUIRE(many->paths.size() == 3);
+    CHECK(many->path_list);
+    CHECK(*many->paths[0].raw == "/a");
+    CHECK_FALSE(many->paths[1].raw);
+    const auto move = describe_call(tools, "move_file", json{{"source", "/a"}, {"destination", "/b"}});
+    REQUIRE(move->paths.size() == 2);
+    CHECK(*move->paths[1].raw == "/b");
+  }
+
+  TEST_CASE("a tool map from the config replaces the built-in one, and typos are errors")
+  {
+    const auto parsed = parse_tool_map(json::parse(R"({
+      "fetch": {"role": "read", "path": "file"},
+      "save":  {"role": "write", "path": "file"},
+      "patch": {"role": "edit", "path": "target", "dry_run": "preview"},
+      "mv":    {"role": "move", "source": "from", "destination": "to"}
+    })"));
+    REQUIRE(parsed.ok());
+    CHECK(*describe_call(*parsed, "save", json{{"file", "/x"}})->paths[0].raw == "/x");
+    CHECK_FALSE(describe_call(*parsed, "patch", json{{"target", "/x"}, {"preview", true}}));
+    CHECK_FALSE(describe_call(*parsed, "write_file", json{{"path", "/x"}}));
+    CHECK_FALSE(parse_tool_map(json::parse(R"({"x": {"role": "delete"}})")).ok());
+    CHECK_FALSE(parse_tool_map(json::parse(R"({"x": {"role": "read", "pth": "p"}})")).ok());
+    CHECK_FALSE(parse_tool_map(json::parse(R"({"x": {"role": "move", "source": "s"}})")).ok());
+    CHECK_FALSE(parse_tool_map(json::parse(R"([])")).ok());
+  }
+}

@@ -1,1 +1,267 @@
+#include <doctest/doctest.h>
 
+#include <cerrno>
+
+#include "fake_disk.hpp"
+#include "tracker/tracker.hpp"
+
+using namespace fsguard;
+using fsguard::testing::FakeDisk;
+
+namespace {
+
+constexpr std::int64_t k_tick = 4'000'000;          // one 250 Hz jiffy
+constexpr std::int64_t k_later = 10'000'000'000LL;  // well past the racy window
+const std::string k_file = "/ws/a.txt";
+
+struct Fixture {
+  FakeDisk disk;
+  Tracker tracker{disk};
+
+  Fixture()
+  {
+    disk.make_directory("/ws");
+    disk.write(k_file, "hello\n");
+  }
+
+  void read(const std::string& path = k_file, ReadExtent extent = ReadExtent::whole)
+  {
+    const ReadStart start = tracker.begin_read(path);
+    tracker.finish_read(path, start, extent);
+  }
+
+  std::optional<Veto> overwrite(const std::string& path = k_file)
+  {
+    return tracker.check_write(path, WriteKind::overwrite, PartialReadAllowsOverwrite::no);
+  }
+
+  std::optional<Veto> edit(const std::string& path = k_file)
+  {
+    return tracker.check_write(path, WriteKind::edit, PartialReadAllowsOverwrite::no);
+  }
+};
+
+VetoCode code_of(const std::optional<Veto>& veto)
+{
+  REQUIRE(veto.has_value());
+  return veto->code;
+}
+
+} // namespace
+
+TEST_SUITE("tracker")
+{
+  TEST_CASE("a write to an existing file that was never read is vetoed as not_read")
+  {
+    Fixture f;
+    CHECK(code_of(f.overwrite()) == VetoCode::not_read);
+    CHECK(code_of(f.edit()) == VetoCode::not_read);
+  }
+
+  TEST_CASE("a write to a file that does not exist is allowed")
+  {
+    Fixture f;
+    CHECK_FALSE(f.overwrite("/ws/new.txt"));
+  }
+
+  TEST_CASE("a write after a whole read of an unchanged file is allowed")
+  {
+    Fixture f;
+    f.read();
+    CHECK_FALSE(f.overwrite());
+    CHECK_FALSE(f.edit());
+  }
+
+  TEST_CASE("an old, unchanged file passes on stat alone without hashing again")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    const int hashes_after_read = f.disk.hash_calls;
+    CHECK_FALSE(f.overwrite());
+    CHECK(f.disk.hash_calls == hashes_after_read);
+  }
+
+  TEST_CASE("a same-size rewrite in the same clock tick as the read is caught by content")
+  {
+    Fixture f;
+    f.read();
+    f.disk.write(k_file, "HELLO\n"); // same size; same tick, so same mtime and ctime
+    const auto veto = f.overwrite();
+    CHECK(code_of(veto) == VetoCode::changed);
+    CHECK(veto->seen_size == 6);
+    CHECK(veto->current_size == 6);
+  }
+
+  TEST_CASE("a same-size rewrite with the mtime restored is caught")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    f.disk.advance(k_later);
+    f.disk.write_keeping_mtime(k_file, "HELLO\n");
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+  }
+
+  TEST_CASE("an mtime moved backwards with new content is caught")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "other content\n");
+    f.disk.set_mtime(k_file, 1);
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+  }
+
+  TEST_CASE("a rename-over by an editor with new content is caught")
+  {
+    Fixture f;
+    f.read();
+    f.disk.advance(k_tick);
+    f.disk.replace(k_file, "edited\n");
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+  }
+
+  TEST_CASE("touch, chmod and identical rewrites are not vetoed, and refresh the record")
+  {
+    Fixture f;
+    f.read();
+    f.disk.advance(k_later);
+    f.disk.set_mtime(k_file, f.disk.now_ns());
+    CHECK_FALSE(f.overwrite());
+    f.disk.advance(k_later);
+    f.disk.chmod(k_file, 0600);
+    CHECK_FALSE(f.overwrite());
+    f.disk.advance(k_later);
+    f.disk.replace(k_file, "hello\n");
+    CHECK_FALSE(f.edit());
+    f.disk.advance(k_later);
+    CHECK_FALSE(f.overwrite()); // the refreshed record was racy: confirmed by content
+    const int hashes = f.disk.hash_calls;
+    CHECK_FALSE(f.overwrite()); // now old enough: the stat fast path applies again
+    CHECK(f.disk.hash_calls == hashes);
+  }
+
+  TEST_CASE("a change while the read is in flight makes the read not count")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    const ReadStart start = f.tracker.begin_read(k_file);
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "changed meanwhile\n");
+    f.tracker.finish_read(k_file, start, ReadExtent::whole);
+    CHECK(code_of(f.overwrite()) == VetoCode::changed_during_read);
+    f.read();
+    CHECK_FALSE(f.overwrite());
+  }
+
+  TEST_CASE("a same-tick same-size change during a read of a fresh file is caught by content")
+  {
+    Fixture f;
+    const ReadStart start = f.tracker.begin_read(k_file); // racy: hashes up front
+    REQUIRE(start.hash.has_value());
+    f.disk.write(k_file, "HELLO\n");
+    f.tracker.finish_read(k_file, start, ReadExtent::whole);
+    CHECK(code_of(f.overwrite()) == VetoCode::changed_during_read);
+  }
+
+  TEST_CASE("a file that changes while it is hashed is never paired with the wrong stat")
+  {
+    Fixture f;
+    f.read();
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "next\n");
+    f.disk.on_next_hash = [&] { f.disk.advance(k_tick); f.disk.write(k_file, "third\n"); };
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+  }
+
+  TEST_CASE("a head/tail read licenses edit_file but not write_file")
+  {
+    Fixture f;
+    f.read(k_file, ReadExtent::partial);
+    CHECK(code_of(f.overwrite()) == VetoCode::partial_read);
+    CHECK_FALSE(f.edit());
+    CHECK_FALSE(f.tracker.check_write(k_file, WriteKind::overwrite, PartialReadAllowsOverwrite::yes));
+  }
+
+  TEST_CASE("a head/tail read after a whole read of the same content keeps the whole read")
+  {
+    Fixture f;
+    f.read();
+    f.read(k_file, ReadExtent::partial);
+    CHECK_FALSE(f.overwrite());
+  }
+
+  TEST_CASE("the agent's own write becomes the new baseline")
+  {
+    Fixture f;
+    f.read();
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "agent wrote this\n");
+    f.tracker.finish_write(k_file, fsguard::testing::fake_hash("agent wrote this\n"));
+    CHECK_FALSE(f.overwrite());
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "then a formatter\n");
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+  }
+
+  TEST_CASE("a write whose result is not what the agent wrote holds the agent to its content")
+  {
+    Fixture f;
+    f.read();
+    f.disk.write(k_file, "someone else\n");
+    f.tracker.finish_write(k_file, fsguard::testing::fake_hash("agent wrote this\n"));
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+  }
+
+  TEST_CASE("a file deleted after the read may be created again, and its record is dropped")
+  {
+    Fixture f;
+    f.read();
+    f.disk.remove(k_file);
+    CHECK_FALSE(f.overwrite());
+    CHECK(f.tracker.find(k_file) == nullptr);
+    f.disk.write(k_file, "someone recreated it\n");
+    CHECK(code_of(f.overwrite()) == VetoCode::not_read);
+  }
+
+  TEST_CASE("a failed or vanished read records nothing")
+  {
+    Fixture f;
+    const ReadStart start = f.tracker.begin_read("/ws/missing.txt");
+    f.tracker.finish_read("/ws/missing.txt", start, ReadExtent::whole);
+    CHECK(f.tracker.find("/ws/missing.txt") == nullptr);
+  }
+
+  TEST_CASE("a move carries the record to the new name")
+  {
+    Fixture f;
+    f.read();
+    f.disk.write("/ws/b.txt", "hello\n");
+    f.disk.remove(k_file);
+    f.tracker.finish_move(k_file, "/ws/b.txt");
+    CHECK_FALSE(f.overwrite("/ws/b.txt"));
+    CHECK(f.tracker.find(k_file) == nullptr);
+  }
+
+  TEST_CASE("directories pass to the server, other special files and stat errors fail closed")
+  {
+    Fixture f;
+    CHECK_FALSE(f.overwrite("/ws"));
+    f.disk.make_fifo("/ws/pipe");
+    CHECK(code_of(f.overwrite("/ws/pipe")) == VetoCode::cannot_inspect);
+    f.disk.fail_stat(k_file, EACCES);
+    const auto veto = f.overwrite();
+    CHECK(code_of(veto) == VetoCode::cannot_inspect);
+    CHECK(veto->reason.find("denied") != std::string::npos);
+  }
+
+  TEST_CASE("forget drops the record so the file must be read again")
+  {
+    Fixture f;
+    f.read();
+    f.tracker.forget(k_file);
+    CHECK(code_of(f.overwrite()) == VetoCode::not_read);
+  }
+}

@@ -1,1 +1,62 @@
+#include <doctest/doctest.h>
 
+#include "tracker/file_state.hpp"
+#include "tracker/veto.hpp"
+
+using namespace fsguard;
+
+TEST_SUITE("veto")
+{
+  TEST_CASE("every veto text names the tool and the file and says how to recover")
+  {
+    for (VetoCode code : {VetoCode::not_read, VetoCode::partial_read, VetoCode::changed,
+                          VetoCode::changed_during_read, VetoCode::unresolved_path,
+                          VetoCode::cannot_inspect}) {
+      Veto veto;
+      veto.code = code;
+      veto.path = "/ws/notes.txt";
+      veto.reason = "some reason";
+      const std::string text = veto_text("write_file", veto);
+      CAPTURE(text);
+      CHECK(text.starts_with("fsguard refused write_file: "));
+      CHECK(text.find("/ws/notes.txt") != std::string::npos);
+      CHECK((text.find("Read it") != std::string::npos || text.find("absolute path") != std::string::npos
+             || text.find("read it") != std::string::npos));
+    }
+  }
+
+  TEST_CASE("the changed text gives both sizes and both times")
+  {
+    Veto veto;
+    veto.code = VetoCode::changed;
+    veto.path = "/ws/a.txt";
+    veto.seen_size = 812;
+    veto.current_size = 845;
+    veto.seen_at_ns = 1'700'000'000'123'000'000LL;
+    veto.current_mtime_ns = 1'700'000'060'000'000'000LL;
+    const std::string text = veto_text("edit_file", veto);
+    CHECK(text.find("size 812 -> 845 bytes") != std::string::npos);
+    CHECK(text.find("last read 2023-11-14T22:13:20.123Z") != std::string::npos);
+    CHECK(text.find("last modified 2023-11-14T22:14:20.000Z") != std::string::npos);
+  }
+
+  TEST_CASE("codes have stable names")
+  {
+    CHECK(to_string(VetoCode::not_read) == "not_read");
+    CHECK(to_string(VetoCode::partial_read) == "partial_read");
+    CHECK(to_string(VetoCode::changed) == "changed");
+    CHECK(to_string(VetoCode::changed_during_read) == "changed_during_read");
+    CHECK(to_string(VetoCode::unresolved_path) == "unresolved_path");
+    CHECK(to_string(VetoCode::cannot_inspect) == "cannot_inspect");
+  }
+
+  TEST_CASE("a fingerprint is racy only when a file time is near the moment it was taken")
+  {
+    Fingerprint fresh{FileStat{1, 2, 3, 1'000'000'000'000, 1'000'000'000'000, 0100644}, {}, 1'000'500'000'000};
+    CHECK(racy(fresh));
+    Fingerprint old{FileStat{1, 2, 3, 1'000'000'000'000, 1'000'000'000'000, 0100644}, {}, 1'010'000'000'000};
+    CHECK_FALSE(racy(old));
+    Fingerprint future{FileStat{1, 2, 3, 2'000'000'000'000, 1'000'000'000'000, 0100644}, {}, 1'010'000'000'000};
+    CHECK(racy(future));
+  }
+}

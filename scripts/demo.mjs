@@ -1,0 +1,296 @@
+#!/usr/bin/env node
+// A guided tour of fsguard for newcomers. An MCP client (the official SDK)
+// plays the agent: it talks to build/fsguard, which sits in front of
+// @modelcontextprotocol/server-filesystem serving a fresh temporary folder.
+// Each step says what the agent does, what fsguard answered and what is on
+// disk, and checks it: the tour exits with status 1 at the first step whose
+// outcome is not the expected one, so it cannot silently claim success.
+//
+// Run it through scripts/demo.sh, which builds fsguard first.
+// FSGUARD_BIN=path runs another fsguard binary instead of build/fsguard.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const modules = path.join(repo, 'tests', 'integration', 'node_modules');
+const sdkDir = path.join(modules, '@modelcontextprotocol', 'sdk', 'dist', 'esm');
+const serverJs = path.join(modules, '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+const fsguard = process.env.FSGUARD_BIN
+  ? path.resolve(process.env.FSGUARD_BIN)
+  : path.join(repo, 'build', 'fsguard');
+
+const REQUEST_TIMEOUT_MS = 15_000;
+const WHOLE_DEMO_TIMEOUT_MS = 90_000;
+
+// ------------------------------------------------------------------ output
+const tty = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+const paint = (code) => (s) => (tty ? `\x1b[${code}m${s}\x1b[0m` : String(s));
+const bold = paint('1');
+const dim = paint('2');
+const red = paint('31');
+const green = paint('32');
+const yellow = paint('33');
+const cyan = paint('36');
+
+// If stdout goes away (`| head`), keep going quietly so the cleanup still runs.
+let stdoutClosed = false;
+process.stdout.on('error', (err) => {
+  if (err.code !== 'EPIPE') throw err;
+  stdoutClosed = true;
+});
+const out = (s = '') => {
+  if (!stdoutClosed) process.stdout.write(`${s}\n`);
+};
+const LABEL = 9; // width of the "agent", "fsguard", "disk" column
+
+/** Print `text` after a label, indented and wrapped to about 92 columns. */
+function labelled(label, text, colour = (s) => s) {
+  const indent = ' '.repeat(3 + LABEL);
+  const lines = wrap(String(text), 92 - indent.length);
+  lines.forEach((line, i) => {
+    const head = i === 0 && label ? `   ${bold(label)}${' '.repeat(LABEL - label.length)}` : indent;
+    out(`${head}${line ? colour(line) : ''}`);
+  });
+}
+
+function wrap(text, width) {
+  const result = [];
+  for (const para of text.split('\n')) {
+    let line = '';
+    for (const word of para.split(' ')) {
+      if (line && line.length + 1 + word.length > width) {
+        result.push(line);
+        line = word;
+      } else {
+        line = line ? `${line} ${word}` : word;
+      }
+    }
+    result.push(line);
+  }
+  return result;
+}
+
+/** Show file content as a small quoted block under the label column. */
+function showContent(content) {
+  const lines = content.endsWith('\n') ? content.slice(0, -1).split('\n') : content.split('\n');
+  for (const l of lines) out(`${' '.repeat(3 + LABEL)}${dim('|')} ${l}`);
+}
+
+const quote = (s) => JSON.stringify(s);
+
+// ------------------------------------------------------------------ checks
+class StepFailure extends Error {}
+
+function describe(result) {
+  const text = textOf(result);
+  const veto = result._meta?.['fsguard/veto'];
+  if (veto) return `vetoed with code ${quote(veto.code)}: ${text}`;
+  if (result.isError) return `an error that is not an fsguard veto: ${text}`;
+  return `accepted: ${text}`;
+}
+
+function textOf(result) {
+  return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+}
+
+function expect(ok, expected, observed) {
+  if (!ok) throw new StepFailure(`expected: ${expected}\n   observed: ${observed}`);
+}
+
+function expectVeto(result, code) {
+  const veto = result._meta?.['fsguard/veto'];
+  expect(result.isError === true && veto?.code === code,
+    `a veto (isError: true, _meta["fsguard/veto"].code = ${quote(code)})`, describe(result));
+  labelled('fsguard', `VETOED  code: ${code}`, (s) => red(bold(s)));
+  labelled('', textOf(result), yellow);
+}
+
+function expectAccepted(result, answer = 'passed the call on; the server answered:') {
+  expect(!result.isError && !result._meta?.['fsguard/veto'], 'the call to go through', describe(result));
+  labelled('fsguard', answer, green);
+}
+
+function expectDisk(file, content, what) {
+  const now = fs.readFileSync(file, 'utf8');
+  expect(now === content, `notes.txt on disk to be ${what} ${quote(content)}`, `it holds ${quote(now)}`);
+}
+
+// ------------------------------------------------------------------ demo
+async function loadSdk() {
+  try {
+    const { Client } = await import(pathToFileURL(path.join(sdkDir, 'client', 'index.js')).href);
+    const { StdioClientTransport } = await import(pathToFileURL(path.join(sdkDir, 'client', 'stdio.js')).href);
+    return { Client, StdioClientTransport };
+  } catch (err) {
+    throw new Error(`cannot load the MCP SDK from tests/integration/node_modules (${err.message}); run scripts/setup.sh first`);
+  }
+}
+
+async function main() {
+  for (const [file, hint] of [[fsguard, 'build it with scripts/setup.sh'], [serverJs, 'run scripts/setup.sh']]) {
+    if (!fs.existsSync(file)) throw new Error(`${file} is missing; ${hint}`);
+  }
+  const { Client, StdioClientTransport } = await loadSdk();
+
+  const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'fsguard-demo-')));
+  const notes = path.join(workspace, 'notes.txt');
+  let client;
+  let transport;
+  let stderrText = '';
+
+  const cleanup = async () => {
+    try {
+      await client?.close();
+    } catch { /* the session may already be gone */ }
+    fs.rmSync(workspace, { recursive: true, force: true });
+  };
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.once(sig, () => {
+      cleanup().finally(() => process.exit(130));
+    });
+  }
+  const watchdog = setTimeout(() => {
+    out(red(`\nThe demo did not finish within ${WHOLE_DEMO_TIMEOUT_MS / 1000} s; giving up.`));
+    cleanup().finally(() => process.exit(1));
+  }, WHOLE_DEMO_TIMEOUT_MS);
+  watchdog.unref();
+
+  let step = 0;
+  let current = '';
+  try {
+    const original = 'Shopping list\n- milk\n- eggs\n';
+    fs.writeFileSync(notes, original);
+
+    // The demo pins the mode so $FSGUARD_MODE or a config file cannot change the story.
+    const env = { ...process.env };
+    delete env.FSGUARD_MODE;
+    delete env.FSGUARD_CONFIG;
+    const args = ['--mode', 'enforce', '--', process.execPath, serverJs, workspace];
+    transport = new StdioClientTransport({ command: fsguard, args, env, stderr: 'pipe' });
+    transport.stderr?.on('data', (chunk) => {
+      stderrText = (stderrText + chunk.toString()).slice(-16_384);
+    });
+    client = new Client({ name: 'fsguard-demo', version: '1.0.0' });
+
+    const rel = (p) => (p.startsWith(repo + path.sep) ? path.relative(repo, p) : p);
+    out(bold('fsguard demo: an agent, a file, and a person who edits it too'));
+    out();
+    out(`${bold('Workspace')}  ${workspace}  ${dim('(a fresh temporary folder, deleted at the end)')}`);
+    out(`${bold('Session')}    ${rel(fsguard)} --mode enforce -- node ${rel(serverJs)} ${workspace}`);
+    current = 'connect to fsguard and initialize the MCP session';
+    await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
+    const info = client.getServerVersion();
+    out(`           ${dim(`an MCP client is connected, through fsguard, to ${info?.name ?? '?'} ${info?.version ?? ''}`)}`);
+    out();
+    out(`${bold('notes.txt')} starts as:`);
+    showContent(original);
+    out();
+
+    const call = (name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS });
+    const begin = (title) => {
+      step += 1;
+      current = title;
+      out(cyan(bold(`${step}. ${title}`)));
+    };
+    const ok = (msg) => {
+      labelled('check', msg, green);
+      out();
+    };
+    const agentWrites = async (content) => {
+      labelled('agent', 'write_file notes.txt with this content:');
+      showContent(content);
+      return call('write_file', { path: notes, content });
+    };
+    const agentReads = async () => {
+      labelled('agent', 'read_text_file notes.txt');
+      return call('read_text_file', { path: notes });
+    };
+
+    // 1. blind write
+    begin('The agent overwrites notes.txt without reading it first (a blind write).');
+    const blind = 'Shopping list\n- coffee\n';
+    expectVeto(await agentWrites(blind), 'not_read');
+    expectDisk(notes, original, 'unchanged:');
+    ok('notes.txt on disk is unchanged: milk and eggs were not lost.');
+
+    // 2. read
+    begin('The agent reads notes.txt, as fsguard asked.');
+    let r = await agentReads();
+    expectAccepted(r, 'passed the call on; the server returned:');
+    showContent(textOf(r));
+    expect(textOf(r) === original, `the read to return ${quote(original)}`, `it returned ${quote(textOf(r))}`);
+    ok('fsguard now remembers exactly which content the agent has seen.');
+
+    // 3. informed write
+    begin('The agent writes notes.txt, now that it knows what is in it.');
+    const agentV1 = `${original}- coffee\n`;
+    r = await agentWrites(agentV1);
+    expectAccepted(r);
+    labelled('', textOf(r), dim);
+    expectDisk(notes, agentV1, 'the agent\'s version');
+    ok('the write went through; notes.txt now has coffee too.');
+
+    // 4. a person edits the file
+    begin('A person edits notes.txt in their editor (outside the agent\'s session).');
+    const person = `${agentV1}- bread (added by Sam)\n`;
+    fs.writeFileSync(notes, person);
+    labelled('person', `saves notes.txt with a new line: ${quote('- bread (added by Sam)')}`);
+    labelled('disk', 'notes.txt now holds:');
+    showContent(fs.readFileSync(notes, 'utf8'));
+    ok('fsguard is not involved: the agent has not noticed anything yet.');
+
+    // 5. stale write
+    begin('The agent writes notes.txt again, from its now outdated copy (a stale write).');
+    const stale = `${agentV1}- tea\n`;
+    expectVeto(await agentWrites(stale), 'changed');
+    expectDisk(notes, person, 'still the person\'s version');
+    ok('the person\'s edit survived: bread is still on the list.');
+
+    // 6. read again
+    begin('The agent reads notes.txt again.');
+    r = await agentReads();
+    expectAccepted(r, 'passed the call on; the server returned:');
+    showContent(textOf(r));
+    expect(textOf(r) === person, `the read to return ${quote(person)}`, `it returned ${quote(textOf(r))}`);
+    ok('the agent now sees the person\'s line.');
+
+    // 7. write on top of the fresh read
+    begin('The agent writes again, keeping the person\'s line.');
+    const final = `${person}- tea\n`;
+    r = await agentWrites(final);
+    expectAccepted(r);
+    labelled('', textOf(r), dim);
+    expectDisk(notes, final, 'the merged version');
+    ok('accepted: both the person\'s and the agent\'s changes are in the file.');
+
+    out(green(bold(`All ${step} steps behaved as expected.`)));
+    out('fsguard vetoed the blind write and the stale write, and let every write that');
+    out('followed a fresh read go through. The vetoes reach the agent as tool errors');
+    out('it can act on, with a machine-readable code in _meta["fsguard/veto"].');
+    return 0;
+  } catch (err) {
+    out();
+    const where = step ? `step ${step} (${current})` : current || 'setup';
+    out(red(bold(`UNEXPECTED at ${where}`)));
+    out(`   ${err instanceof StepFailure ? err.message : err?.message ?? String(err)}`);
+    if (stderrText.trim()) {
+      out(dim('   fsguard stderr (last lines):'));
+      for (const l of stderrText.trimEnd().split('\n').slice(-20)) out(dim(`     ${l}`));
+    }
+    return 1;
+  } finally {
+    clearTimeout(watchdog);
+    await cleanup();
+  }
+}
+
+main().then(
+  (status) => process.exit(status),
+  (err) => {
+    process.stderr.write(`demo: error: ${err.message}\n`);
+    process.exit(1);
+  },
+);

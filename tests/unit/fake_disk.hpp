@@ -1,0 +1,62 @@
+// An in-memory Disk with a hand-driven clock, for the tracker's unit tests:
+// it can rewrite a file within one clock tick, restore an mtime, or change
+// a file while it is being hashed.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "tracker/disk.hpp"
+
+namespace fsguard::testing {
+
+class FakeDisk final : public Disk {
+public:
+  FakeDisk();
+
+  // Creates or rewrites `path` in place (same inode) at the current tick.
+  void write(const std::string& path, const std::string& content);
+  // Rewrites `path` in place, then puts its mtime back (cp -p, touch -d).
+  void write_keeping_mtime(const std::string& path, const std::string& content);
+  // Replaces `path` by a new inode (an editor's rename-over).
+  void replace(const std::string& path, const std::string& content);
+  void set_mtime(const std::string& path, std::int64_t mtime_ns);
+  void chmod(const std::string& path, std::uint32_t permissions);
+  void remove(const std::string& path);
+  void make_directory(const std::string& path);
+  void make_fifo(const std::string& path);
+  void symlink(const std::string& path, const std::string& target);
+  void fail_stat(const std::string& path, int error_number);
+  // Moves the clock on by `ns` (one tick is much less than the racy window).
+  void advance(std::int64_t ns) { m_now_ns += ns; }
+
+  // Called once at the start of the next hash(), e.g. to change the file.
+  std::function<void()> on_next_hash;
+  int hash_calls = 0;
+
+  Result<FileStat, DiskError> stat(const std::string& path) override;
+  Result<ContentHash, DiskError> hash(const std::string& path) override;
+  Result<std::string, DiskError> real_path(const std::string& path) override;
+  Result<std::vector<std::string>, DiskError> list_directory(const std::string& path) override;
+  std::int64_t now_ns() override { return m_now_ns; }
+
+private:
+  struct Entry {
+    FileStat stat;
+    std::string content;
+    std::string link_target; // non-empty: a symlink
+  };
+
+  Entry& touch_entry(const std::string& path);
+  Result<std::string, DiskError> resolve(const std::string& path, int depth);
+
+  std::map<std::string, Entry> m_entries;
+  std::map<std::string, int> m_stat_errors;
+  std::int64_t m_now_ns;
+  std::uint64_t m_next_inode = 100;
+};
+
+ContentHash fake_hash(const std::string& content);
+
+} // namespace fsguard::testing
