@@ -1,5 +1,6 @@
 #include "proxy/config.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -58,7 +59,21 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
       auto tools = parse_tool_map(value);
       if (!tools) return where + ": " + tools.error();
       config.tools = std::move(tools).value();
-    } else if (key.starts_with("//") || key == "$schema") {
+    } else if (key == "confine_to") {
+      if (!value.is_array()) return where + ": \"confine_to\" must be an array of absolute directory paths";
+      for (const auto& directory : value) {
+        if (!directory.is_string() || !directory.get<std::string>().starts_with("/")) {
+          return where + ": \"confine_to\" must be an array of absolute directory paths";
+        }
+        std::error_code error;
+        const auto canonical = std::filesystem::canonical(directory.get<std::string>(), error);
+        if (error || !std::filesystem::is_directory(canonical, error)) {
+          return where + ": confine_to directory " + directory.get<std::string>()
+                 + " does not exist or is not a directory";
+        }
+        config.confine_to.push_back(canonical.string());
+      }
+    } else if (key == "$schema") {
       continue; // annotations in example configs
     } else {
       return where + ": unknown key \"" + key + "\"";

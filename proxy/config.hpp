@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "proxy/log.hpp"
 #include "tracker/result.hpp"
@@ -30,6 +31,8 @@ struct Config {
   PartialReadAllowsOverwrite partial_read_allows_write = PartialReadAllowsOverwrite::no;
   std::size_t max_line_bytes = k_default_max_line_bytes;
   ToolMap tools = server_filesystem_tools();
+  // Directories every file tool is confined to (canonical); empty: no limit.
+  std::vector<std::string> confine_to;
 };
 
 // Parses the JSON config `text` (from `origin`, for messages) over the

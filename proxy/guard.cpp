@@ -1,5 +1,7 @@
 #include "proxy/guard.hpp"
 
+#include <algorithm>
+
 #include "proxy/message.hpp"
 #include "proxy/real_disk.hpp"
 #include "tracker/path.hpp"
@@ -19,7 +21,7 @@ const nlohmann::json& member(const nlohmann::json& object, const char* key)
   return found == object.end() ? k_null : *found;
 }
 
-bool is_write_role(ToolRole role)
+bool changes_files(ToolRole role)
 {
   return role == ToolRole::write || role == ToolRole::edit || role == ToolRole::move;
 }
@@ -48,7 +50,7 @@ std::string_view result_text(const nlohmann::json& response)
 
 std::string veto_response(const nlohmann::json& id, const std::string& tool, const Veto& veto)
 {
-  nlohmann::json response = {
+  nlohmann::ordered_json response = {
     {"jsonrpc", "2.0"},
     {"id", id},
     {"result",
@@ -63,65 +65,127 @@ std::string veto_response(const nlohmann::json& id, const std::string& tool, con
   return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+bool is_within(const std::string& path, const std::string& directory)
+{
+  return path == directory || directory == "/"
+         || (path.starts_with(directory) && path.size() > directory.size()
+             && path[directory.size()] == '/');
+}
+
+std::string joined(const std::vector<std::string>& directories)
+{
+  std::string text;
+  for (const auto& directory : directories) {
+    text += (text.empty() ? "" : ", ") + directory;
+  }
+  return text;
+}
+
 } // namespace
 
-Guard::Guard(Disk& disk, const Config& config, const Log& log)
-  : m_disk(disk), m_config(config), m_log(log), m_tracker(disk)
+Guard::Guard(Disk& disk, const Config& config, const Log& log, std::string home, std::string cwd)
+  : m_disk(disk), m_config(config), m_log(log), m_tracker(disk),
+    m_paths(disk, std::move(home), std::move(cwd), log)
 {
 }
 
-std::optional<Guard::Call> Guard::describe(const nlohmann::json& request)
+Guard::Call Guard::describe(const nlohmann::json& request, GuardedCall what)
 {
-  const auto& params = member(request, "params");
-  const auto& name = member(params, "name");
-  if (!name.is_string()) {
-    return std::nullopt; // the upstream answers a malformed call itself
-  }
-  auto what = describe_call(m_config.tools, name.get_ref<const std::string&>(),
-                            member(params, "arguments"));
-  if (!what) {
-    return std::nullopt;
-  }
   Call call;
   call.id = member(request, "id");
-  for (const auto& argument : what->paths) {
+  for (const auto& argument : what.paths) {
     if (!argument.raw) {
       call.files.emplace_back();
+      call.problems.push_back(PathError{"the path argument is missing or not a string"});
       continue;
     }
-    auto resolved = resolve_path(m_disk, *argument.raw);
-    call.files.push_back(resolved ? std::optional(std::move(resolved).value()) : std::nullopt);
+    auto resolved = resolve_path(m_disk, *argument.raw, m_paths.context());
+    if (resolved) {
+      call.files.emplace_back(std::move(resolved).value());
+      call.problems.emplace_back();
+    } else {
+      call.files.emplace_back();
+      call.problems.push_back(resolved.error());
+    }
   }
-  if (what->role == ToolRole::write) {
-    const auto& content = member(member(params, "arguments"), "content");
+  if (what.role == ToolRole::write) {
+    const auto& content = member(member(member(request, "params"), "arguments"), "content");
     if (content.is_string()) {
       call.expected = hash_bytes(content.get_ref<const std::string&>());
     }
   }
-  call.what = std::move(*what);
+  call.what = std::move(what);
   return call;
 }
 
 void Guard::on_tool_call(std::string line, const nlohmann::json& request, Outbox& out)
 {
-  auto call = describe(request);
-  if (!call) {
+  const auto& params = member(request, "params");
+  const auto& name = member(params, "name");
+  auto what = name.is_string() ? describe_call(m_config.tools, name.get_ref<const std::string&>(),
+                                               member(params, "arguments"))
+                               : std::nullopt;
+  if (!what) {
+    out.to_upstream.push_back(std::move(line)); // not a file tool, or a dry run
+    return;
+  }
+  Call call = describe(request, std::move(*what));
+  if (awaits_directories(call)) {
+    // fsguard is asking the server for its allowed directories right now:
+    // hold the call rather than refuse a path that will resolve shortly.
+    m_parked.push_back(Parked{std::move(line), std::move(call), request, true});
+    return;
+  }
+  if (auto veto = confinement_veto(call)) {
+    refuse(call, *veto, out); // confinement holds in every mode
+    return;
+  }
+  if (call.what.role == ToolRole::other) {
     out.to_upstream.push_back(std::move(line));
     return;
   }
-  const std::string key = id_key(call->id);
+  const std::string key = id_key(call.id);
   if (m_in_flight.contains(key)) {
     out.to_client.push_back(error_response(
-      call->id, -32600,
+      call.id, -32600,
       "fsguard: request id " + key + " is already used by a call in flight; use a new id"));
     return;
   }
-  if (is_write_role(call->what.role) && blocked(*call, m_parked.size())) {
-    m_log.debug("parking " + call->what.tool + " " + key + " behind an earlier call on its file");
-    m_parked.push_back(Parked{std::move(line), std::move(*call)});
+  if (changes_files(call.what.role) && blocked(call, m_parked.size())) {
+    m_log.debug("holding " + call.what.tool + " " + key + " until an earlier call on its file ends");
+    m_parked.push_back(Parked{std::move(line), std::move(call)});
     return;
   }
-  start(std::move(line), std::move(*call), out);
+  start(std::move(line), std::move(call), out);
+}
+
+std::optional<Veto> Guard::confinement_veto(const Call& call)
+{
+  if (m_config.confine_to.empty()) {
+    return std::nullopt;
+  }
+  for (std::size_t index = 0; index < call.files.size(); ++index) {
+    std::optional<std::string> where = call.files[index];
+    const auto& raw = call.what.paths[index].raw;
+    if (!where && raw && !raw->empty() && raw->front() == '/') {
+      // A padded absolute path: the server writes it as spelled.
+      if (auto literal = canonical_path(m_disk, *raw)) {
+        where = std::move(literal).value();
+      }
+    }
+    bool inside = false;
+    for (const auto& directory : m_config.confine_to) {
+      inside = inside || (where && is_within(*where, directory));
+    }
+    if (!inside) {
+      Veto veto;
+      veto.code = VetoCode::outside_confinement;
+      veto.path = where.value_or(raw.value_or(""));
+      veto.reason = joined(m_config.confine_to);
+      return veto;
+    }
+  }
+  return std::nullopt;
 }
 
 bool Guard::blocked(const Call& call, std::size_t parked_before) const
@@ -130,7 +194,7 @@ bool Guard::blocked(const Call& call, std::size_t parked_before) const
     if (!file) {
       continue;
     }
-    if (const auto busy = m_busy_files.find(*file); busy != m_busy_files.end() && busy->second > 0) {
+    if (m_busy_files.contains(*file)) {
       return true;
     }
     for (std::size_t index = 0; index < parked_before; ++index) {
@@ -149,14 +213,10 @@ std::optional<Veto> Guard::decide_write(const Call& call)
   for (std::size_t index = 0; index < call.files.size(); ++index) {
     const auto& file = call.files[index];
     if (!file) {
-      const auto& raw = call.what.paths[index].raw;
       Veto veto;
       veto.code = VetoCode::unresolved_path;
-      veto.path = raw.value_or("");
-      veto.reason = raw ? spelling_problem(*raw) : "the path argument is missing or not a string";
-      if (veto.reason.empty()) {
-        veto.reason = "it cannot be resolved on this machine";
-      }
+      veto.path = call.what.paths[index].raw.value_or("");
+      veto.reason = call.problems[index].reason;
       return veto;
     }
     if (call.what.role == ToolRole::move) {
@@ -181,7 +241,7 @@ void Guard::refuse(const Call& call, const Veto& veto, Outbox& out)
 
 void Guard::start(std::string line, Call call, Outbox& out)
 {
-  if (is_write_role(call.what.role)) {
+  if (changes_files(call.what.role)) {
     if (auto veto = decide_write(call)) {
       if (m_config.mode == Mode::enforce) {
         refuse(call, *veto, out);
@@ -203,11 +263,58 @@ void Guard::start(std::string line, Call call, Outbox& out)
   out.to_upstream.push_back(std::move(line));
 }
 
-void Guard::on_response(const std::string& key, const nlohmann::json& response, Outbox& out)
+bool Guard::awaits_directories(const Call& call) const
+{
+  if (!m_paths.listing_in_flight()) {
+    return false;
+  }
+  for (const auto& problem : call.problems) {
+    if (problem.directories_in_doubt) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void Guard::after_listing(Outbox& out)
+{
+  const bool any_waiting = std::any_of(m_parked.begin(), m_parked.end(),
+                                       [](const Parked& parked) { return parked.awaiting_directories; });
+  if (!any_waiting) {
+    m_listings_for_waiting = 0;
+    return;
+  }
+  // The server adopts new roots within milliseconds: ask again a few times
+  // before giving up on the waiting calls.
+  constexpr int k_max_listings = 50;
+  if (m_paths.in_doubt() && !m_paths.listing_in_flight()
+      && m_listings_for_waiting < k_max_listings) {
+    ++m_listings_for_waiting;
+    m_paths.ask_for_listing(out);
+    return;
+  }
+  m_listings_for_waiting = 0;
+  std::deque<Parked> waiting;
+  for (auto parked = m_parked.begin(); parked != m_parked.end();) {
+    if (parked->awaiting_directories) {
+      waiting.push_back(std::move(*parked));
+      parked = m_parked.erase(parked);
+    } else {
+      ++parked;
+    }
+  }
+  for (auto& parked : waiting) {
+    on_tool_call(std::move(parked.line), parked.request, out);
+  }
+}
+
+bool Guard::on_response(const std::string& key, const nlohmann::json& response, Outbox& out)
 {
   auto found = m_in_flight.find(key);
   if (found == m_in_flight.end()) {
-    return;
+    const bool forward = m_paths.on_upstream_response(key, response, out);
+    after_listing(out);
+    return forward;
   }
   Call call = std::move(found->second);
   m_in_flight.erase(found);
@@ -216,6 +323,7 @@ void Guard::on_response(const std::string& key, const nlohmann::json& response, 
   }
   mark_busy(call, -1);
   release_parked(out);
+  return true;
 }
 
 void Guard::record_response(const Call& call, const nlohmann::json& response)
@@ -248,6 +356,8 @@ void Guard::record_response(const Call& call, const nlohmann::json& response)
       m_tracker.finish_move(*call.files[0], *call.files[1]);
     }
     break;
+  case ToolRole::other:
+    break;
   }
 }
 
@@ -271,7 +381,7 @@ void Guard::on_cancelled(const nlohmann::json& params, Outbox& out)
   }
   // The upstream may still carry out a cancelled write, and will not say:
   // fsguard no longer knows the file's state, so it must be read again.
-  if (is_write_role(found->second.what.role)) {
+  if (changes_files(found->second.what.role)) {
     for (const auto& file : found->second.files) {
       if (file) {
         m_tracker.forget(*file);
@@ -300,7 +410,7 @@ void Guard::mark_busy(const Call& call, int delta)
 void Guard::release_parked(Outbox& out)
 {
   for (std::size_t index = 0; index < m_parked.size();) {
-    if (blocked(m_parked[index].call, index)) {
+    if (m_parked[index].awaiting_directories || blocked(m_parked[index].call, index)) {
       ++index;
       continue;
     }

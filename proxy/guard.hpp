@@ -1,6 +1,7 @@
-// The session's guard: decides each guarded tools/call on its way upstream,
-// and records what each guarded response showed or changed. It owns the
-// tracker and the in-flight bookkeeping; it does no I/O beyond the Disk.
+// The session's guard: decides each file tool call on its way upstream, and
+// records what each guarded response showed or changed. It owns the tracker,
+// the in-flight bookkeeping and the knowledge of how the upstream resolves
+// paths; it does no I/O beyond the Disk.
 #pragma once
 
 #include <deque>
@@ -13,21 +14,17 @@
 
 #include "proxy/config.hpp"
 #include "proxy/log.hpp"
+#include "proxy/outbox.hpp"
+#include "proxy/server_paths.hpp"
 #include "tracker/tool_map.hpp"
 #include "tracker/tracker.hpp"
 
 namespace fsguard {
 
-// Lines the guard wants sent, in order.
-struct Outbox {
-  std::vector<std::string> to_upstream;
-  std::vector<std::string> to_client;
-  std::vector<std::string> answered; // id_keys of requests fsguard answered itself
-};
-
 class Guard {
 public:
-  Guard(Disk& disk, const Config& config, const Log& log);
+  // `home` and `cwd` are the upstream's $HOME and working directory.
+  Guard(Disk& disk, const Config& config, const Log& log, std::string home, std::string cwd);
 
   // Applies a new config (mode, tools) without losing what was read.
   void set_config(const Config& config) { m_config = config; }
@@ -37,31 +34,41 @@ public:
   // calls on the same file have their responses.
   void on_tool_call(std::string line, const nlohmann::json& request, Outbox& out);
 
-  // True if the upstream response with id `key` belongs to a guarded call.
-  bool awaits(const std::string& key) const { return m_in_flight.contains(key); }
-  bool awaits_any() const { return !m_in_flight.empty(); }
-
-  // Takes the upstream's `response` to the guarded call `key`; may release
-  // parked calls into `out`.
-  void on_response(const std::string& key, const nlohmann::json& response, Outbox& out);
-
   // Takes the client's notifications/cancelled `params`.
   void on_cancelled(const nlohmann::json& params, Outbox& out);
+
+  // How the upstream resolves paths; the relay reports the messages that
+  // teach it (initialize, roots/list and their responses).
+  ServerPaths& server_paths() { return m_paths; }
+
+  // True if the upstream's response with id `key` must be read (parsed).
+  bool awaits(const std::string& key) const
+  {
+    return m_in_flight.contains(key) || m_paths.awaits_upstream(key);
+  }
+
+  // Takes the upstream's `response` to `key`; may release parked calls into
+  // `out`. Returns false if the response must not reach the client.
+  bool on_response(const std::string& key, const nlohmann::json& response, Outbox& out);
 
 private:
   struct Call {
     nlohmann::json id;
     GuardedCall what;
     std::vector<std::optional<std::string>> files; // canonical; none if unresolved
+    std::vector<PathError> problems;               // why a file is unresolved
     std::vector<ReadStart> read_starts;
     std::optional<ContentHash> expected; // write_file: hash of the content
   };
   struct Parked {
     std::string line;
     Call call;
+    nlohmann::json request;            // set when awaiting the directories
+    bool awaiting_directories = false; // re-described once they are known
   };
 
-  std::optional<Call> describe(const nlohmann::json& request);
+  Call describe(const nlohmann::json& request, GuardedCall what);
+  std::optional<Veto> confinement_veto(const Call& call);
   bool blocked(const Call& call, std::size_t parked_before) const;
   void start(std::string line, Call call, Outbox& out);
   std::optional<Veto> decide_write(const Call& call);
@@ -69,14 +76,18 @@ private:
   void record_response(const Call& call, const nlohmann::json& response);
   void mark_busy(const Call& call, int delta);
   void release_parked(Outbox& out);
+  bool awaits_directories(const Call& call) const;
+  void after_listing(Outbox& out);
 
   Disk& m_disk;
   Config m_config;
   const Log& m_log;
   Tracker m_tracker;
+  ServerPaths m_paths;
   std::unordered_map<std::string, Call> m_in_flight; // by id_key
   std::unordered_map<std::string, int> m_busy_files;  // canonical path -> calls
   std::deque<Parked> m_parked;
+  int m_listings_for_waiting = 0; // listings asked for calls awaiting directories
 };
 
 } // namespace fsguard

@@ -93,6 +93,7 @@ public:
         skimmed.raw_id = m_text.substr(value_start, m_at - value_start);
       } else if (key == "method") {
         skimmed.has_method = true;
+        skimmed.raw_method = m_text.substr(value_start, m_at - value_start);
       } else if (key == "result" || key == "error") {
         skimmed.has_result_or_error = true;
       }

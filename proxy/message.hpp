@@ -39,7 +39,8 @@ struct SkimmedMessage {
   bool is_json_object = false; // false: not JSON (or too odd to skim)
   bool has_method = false;
   bool has_result_or_error = false;
-  std::string_view raw_id; // the id's JSON text, empty if none
+  std::string_view raw_id;     // the id's JSON text, empty if none
+  std::string_view raw_method; // the method's JSON text, empty if none
 };
 
 // Skims `line` without building a DOM: finds the top-level keys and the raw

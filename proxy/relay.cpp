@@ -1,10 +1,13 @@
 #include "proxy/relay.hpp"
 
+#include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <unordered_map>
 
@@ -46,14 +49,15 @@ constexpr auto k_shutdown_step = 2s;
 constexpr auto k_linger_after_upstream_exit = 2s;
 
 struct Session {
-  Session(asio::io_context& context, Upstream upstream_process, const Config& config, Log& log)
+  Session(asio::io_context& context, Upstream upstream_process, const Config& config, Log& log,
+          std::string home, std::string cwd)
     : context(context),
       upstream(std::move(upstream_process)),
       client_in(context, STDIN_FILENO),
       client_out(context, STDOUT_FILENO),
       to_upstream(context, k_queue_capacity),
       to_client(context, k_queue_capacity),
-      guard(disk, config, log),
+      guard(disk, config, log, std::move(home), std::move(cwd)),
       config(config),
       log(log),
       shutdown_timer(context),
@@ -80,6 +84,7 @@ struct Session {
   bool stopping = false;
   bool client_done = false;
   bool upstream_output_done = false;
+  bool listing_scheduled = false;
   asio::steady_timer shutdown_timer;
   asio::steady_timer linger_timer;
   asio::steady_timer output_done; // cancelled when the upstream's stdout ends
@@ -174,6 +179,34 @@ awaitable<void> stop_upstream(Session& session)
   }
 }
 
+// While the upstream's allowed directories are in doubt (a roots change in
+// progress), ask again after a growing pause, so relative paths resolve again
+// as soon as the server has settled.
+awaitable<void> ask_for_listing_later(Session& session)
+{
+  auto delay = std::chrono::milliseconds(50);
+  for (int attempt = 0; attempt < 12 && !session.upstream_status; ++attempt) {
+    asio::steady_timer pause(session.context, delay);
+    co_await pause.async_wait(k_use);
+    if (!session.guard.server_paths().wants_listing()) {
+      continue;
+    }
+    Outbox out;
+    session.guard.server_paths().ask_for_listing(out);
+    co_await flush(session, out);
+    delay = std::min(delay * 2, std::chrono::milliseconds(2000));
+  }
+  session.listing_scheduled = false;
+}
+
+void schedule_listing(Session& session)
+{
+  if (!session.listing_scheduled && session.guard.server_paths().wants_listing()) {
+    session.listing_scheduled = true;
+    asio::co_spawn(session.context, ask_for_listing_later(session), asio::detached);
+  }
+}
+
 awaitable<void> handle_client_line(Session& session, std::string_view text)
 {
   ClientMessage message = parse_client_message(text);
@@ -206,7 +239,15 @@ awaitable<void> handle_client_line(Session& session, std::string_view text)
       co_await send(session.to_client, error_response(id, -32000, upstream_gone_message(session)));
       co_return;
     }
+    if (id.is_string() && id.get_ref<const std::string&>().starts_with(k_own_id_prefix)) {
+      co_await send(session.to_client,
+                    error_response(id, -32600,
+                                   "fsguard: request ids starting with \"fsguard/\" are "
+                                   "reserved for fsguard's own requests; use another id"));
+      co_return;
+    }
     session.pending[id_key(id)] = id;
+    session.guard.server_paths().on_client_request(method_of(message.body), id_key(id));
     if (method_of(message.body) == "tools/call") {
       Outbox out;
       session.guard.on_tool_call(std::string(text) + "\n", message.body, out);
@@ -218,7 +259,20 @@ awaitable<void> handle_client_line(Session& session, std::string_view text)
     }
     break;
   }
-  case MessageKind::response:
+  case MessageKind::response: {
+    const std::string key = id_key(message.body["id"]);
+    if (session.guard.server_paths().awaits_client(key) && !session.upstream_status) {
+      // The client's roots: forward them first, then ask the server which
+      // directories it adopted.
+      co_await send(session.to_upstream, std::string(text) + "\n");
+      Outbox out;
+      session.guard.server_paths().on_client_response(key, message.body, out);
+      co_await flush(session, out);
+      schedule_listing(session);
+      co_return;
+    }
+    break;
+  }
   case MessageKind::other:
     break;
   }
@@ -264,17 +318,26 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
                      + (text.size() > k_shown ? "..." : ""));
     co_return;
   }
-  if (skimmed.has_result_or_error && !skimmed.has_method && !skimmed.raw_id.empty()) {
+  if (!skimmed.raw_id.empty()) {
     const auto id = nlohmann::json::parse(skimmed.raw_id, nullptr, false);
     const std::string key = id.is_discarded() ? std::string() : id_key(id);
-    session.pending.erase(key);
-    if (session.guard.awaits(key)) {
-      const auto response = nlohmann::json::parse(text, nullptr, false);
-      Outbox out;
-      session.guard.on_response(key, response, out);
-      co_await send(session.to_client, std::string(text) + "\n");
-      co_await flush(session, out);
-      co_return;
+    if (skimmed.has_method) {
+      const auto method = nlohmann::json::parse(skimmed.raw_method, nullptr, false);
+      if (method.is_string()) {
+        session.guard.server_paths().on_server_request(method.get_ref<const std::string&>(), key);
+      }
+    } else if (skimmed.has_result_or_error) {
+      session.pending.erase(key);
+      if (session.guard.awaits(key)) {
+        const auto response = nlohmann::json::parse(text, nullptr, false);
+        Outbox out;
+        if (session.guard.on_response(key, response, out)) {
+          co_await send(session.to_client, std::string(text) + "\n");
+        }
+        co_await flush(session, out);
+        schedule_listing(session);
+        co_return;
+      }
     }
   }
   co_await send(session.to_client, std::string(text) + "\n");
@@ -361,6 +424,26 @@ awaitable<void> handle_signals(Session& session, asio::signal_set& signals)
   co_await stop_upstream(session);
 }
 
+// The upstream inherits fsguard's environment and working directory; Node's
+// os.homedir() reads $HOME first, then the password database.
+std::string home_directory()
+{
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return home;
+  }
+  if (const passwd* entry = ::getpwuid(::getuid()); entry != nullptr && entry->pw_dir != nullptr) {
+    return entry->pw_dir;
+  }
+  return {};
+}
+
+std::string working_directory()
+{
+  std::error_code error;
+  const auto cwd = std::filesystem::current_path(error);
+  return error ? std::string() : cwd.string();
+}
+
 } // namespace
 
 int run_session(const Config& config, const std::vector<std::string>& command, Log& log)
@@ -371,7 +454,8 @@ int run_session(const Config& config, const std::vector<std::string>& command, L
     log.error(upstream.error());
     return 1;
   }
-  Session session(context, std::move(upstream).value(), config, log);
+  Session session(context, std::move(upstream).value(), config, log, home_directory(),
+                  working_directory());
   asio::signal_set signals(context, SIGTERM, SIGINT, SIGHUP);
 
   asio::steady_timer last_words(context);

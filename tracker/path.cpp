@@ -66,7 +66,7 @@ equivalent_entry(Disk& disk, const std::string& directory, std::string_view name
 
 } // namespace
 
-std::string spelling_problem(std::string_view raw)
+std::string spelling_problem(std::string_view raw, PathRules rules)
 {
   if (raw.empty()) {
     return "the path is empty";
@@ -75,19 +75,20 @@ std::string spelling_problem(std::string_view raw)
     return "the path contains a NUL character";
   }
   if (has_trimmable_edge(raw)) {
-    return "the path begins or ends with white space";
+    return "the path begins or ends with white space, which the server trims in some "
+           "checks but not in others";
   }
   const char first = raw.front();
   const char last = raw.back();
   if (first == '"' || first == '\'' || last == '"' || last == '\'') {
-    return "the path begins or ends with a quote character";
+    return "the path begins or ends with a quote character, which the server strips in "
+           "some checks but not in others";
   }
-  if (first == '~') {
-    return "the path starts with ~, which the server expands with its own home directory";
-  }
-  if (first != '/') {
-    return "the path is relative, and the server resolves relative paths "
-           "against its own allowed directories";
+  if (rules == PathRules::absolute_only && first != '/') {
+    return first == '~' ? "the path starts with ~, and fsguard does not know how this server "
+                          "expands it"
+                        : "the path is relative, and fsguard does not know how this server "
+                          "resolves relative paths";
   }
   return {};
 }
@@ -115,12 +116,9 @@ std::string lexically_normal(std::string_view absolute)
   return normal.empty() ? "/" : normal;
 }
 
-Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw)
+Result<std::string, PathError> canonical_path(Disk& disk, std::string_view absolute)
 {
-  if (auto problem = spelling_problem(raw); !problem.empty()) {
-    return PathError{std::move(problem)};
-  }
-  const std::string normal = lexically_normal(raw);
+  const std::string normal = lexically_normal(absolute);
   if (auto whole = disk.real_path(normal)) {
     return std::move(whole).value();
   } else if (!whole.error().missing()) {
@@ -157,6 +155,48 @@ Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw)
     break;
   }
   return resolved;
+}
+
+Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
+                                            const PathContext& context)
+{
+  if (auto problem = spelling_problem(raw, context.rules); !problem.empty()) {
+    return PathError{std::move(problem)};
+  }
+  if (raw.front() == '/') {
+    return canonical_path(disk, raw);
+  }
+  const bool home_relative = raw == "~" || raw.starts_with("~/");
+  if (home_relative && context.home.empty()) {
+    return PathError{"the path starts with ~, and the server's home directory is unknown"};
+  }
+  if (!home_relative && context.allowed_sets.empty()) {
+    return PathError{"the path is relative, and the server's allowed directories are not "
+                     "known right now (they are learned at start-up and after a roots change)",
+                     true};
+  }
+  // Resolve under every allowed-directory set the server may be using; the
+  // path names one file only if they all agree.
+  const std::vector<DirectorySet> one_set(1);
+  const auto& sets = home_relative ? one_set : context.allowed_sets;
+  std::optional<std::string> agreed;
+  for (const auto& allowed : sets) {
+    const auto absolute = server_absolute_path(raw, context.home, context.cwd, allowed);
+    if (!absolute) {
+      return PathError{"the server would refuse this path"};
+    }
+    auto canonical = canonical_path(disk, *absolute);
+    if (!canonical) {
+      return canonical.error();
+    }
+    if (agreed && *agreed != *canonical) {
+      return PathError{"the path is relative, and the server's allowed directories are "
+                       "changing, so it could name " + *agreed + " or " + *canonical,
+                       true};
+    }
+    agreed = std::move(canonical).value();
+  }
+  return *agreed;
 }
 
 } // namespace fsguard

@@ -8,26 +8,51 @@
 
 #include "tracker/disk.hpp"
 #include "tracker/result.hpp"
+#include "tracker/server_filesystem.hpp"
 
 namespace fsguard {
 
 // Why a raw path could not be resolved to one file; `reason` is for people.
 struct PathError {
   std::string reason;
+  // The server's allowed directories are not known right now (or are
+  // changing); the same path may resolve once they are.
+  bool directories_in_doubt = false;
+};
+
+// How the upstream turns a path argument into an absolute path.
+enum class PathRules {
+  absolute_only,     // unknown server: only absolute paths can be resolved
+  server_filesystem, // "~" and relative paths as server-filesystem resolves them
+};
+
+// What resolving a path depends on besides the filesystem.
+struct PathContext {
+  PathRules rules = PathRules::absolute_only;
+  std::string home; // the upstream's $HOME ("" if unset)
+  std::string cwd;  // the upstream's working directory
+  // The allowed-directory sets the server may be using right now; empty
+  // when fsguard does not know them.
+  std::vector<DirectorySet> allowed_sets;
 };
 
 // A spelling problem that stops fsguard from knowing which file `raw` names
-// (empty, NUL byte, relative, "~", padded with whitespace or quotes), or an
-// empty string when the spelling is a plain absolute path.
-std::string spelling_problem(std::string_view raw);
+// under `rules` (empty, NUL byte, padded with white space or quotes, or
+// relative/"~" for an unknown server), or "" when there is none.
+std::string spelling_problem(std::string_view raw, PathRules rules);
 
 // `absolute` with "." and ".." resolved lexically and duplicate slashes
 // collapsed, as the upstream's path.resolve() does. `absolute` starts with '/'.
 std::string lexically_normal(std::string_view absolute);
 
-// The canonical path of the file that `raw` names: the real path of its
+// The canonical path of the absolute path `absolute`: the real path of its
 // longest existing prefix (symlinks resolved, Unicode-equivalent names
 // matched as the upstream matches them), followed by the missing rest.
-Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw);
+Result<std::string, PathError> canonical_path(Disk& disk, std::string_view absolute);
+
+// The canonical path of the file that the path argument `raw` names, under
+// `context`. Fails when fsguard cannot tell for sure.
+Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
+                                            const PathContext& context);
 
 } // namespace fsguard

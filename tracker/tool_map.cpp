@@ -15,6 +15,10 @@ ToolMap server_filesystem_tools()
   tools["write_file"] = ToolSpec{ToolRole::write, "path", false, {}, {}, {}};
   tools["edit_file"] = ToolSpec{ToolRole::edit, "path", false, {}, "dryRun", {}};
   tools["move_file"] = ToolSpec{ToolRole::move, "source", false, {}, {}, "destination"};
+  for (const char* name : {"create_directory", "list_directory", "list_directory_with_sizes",
+                           "directory_tree", "search_files", "get_file_info"}) {
+    tools[name] = ToolSpec{ToolRole::other, "path", false, {}, {}, {}};
+  }
   return tools;
 }
 
@@ -26,6 +30,7 @@ std::optional<ToolRole> role_named(std::string_view name)
   if (name == "write") return ToolRole::write;
   if (name == "edit") return ToolRole::edit;
   if (name == "move") return ToolRole::move;
+  if (name == "other") return ToolRole::other;
   return std::nullopt;
 }
 
@@ -39,7 +44,7 @@ Result<ToolSpec, std::string> parse_tool_spec(const std::string& name,
   ToolSpec spec;
   const auto role = entry.find("role");
   if (role == entry.end() || !role->is_string() || !role_named(role->get<std::string>())) {
-    return where + ".role must be one of \"read\", \"write\", \"edit\", \"move\"";
+    return where + ".role must be one of \"read\", \"write\", \"edit\", \"move\", \"other\"";
   }
   spec.role = *role_named(role->get<std::string>());
   for (const auto& [key, value] : entry.items()) {

@@ -20,6 +20,8 @@ enum class ToolRole {
   write, // replaces a file's whole content
   edit,  // changes part of a file's content
   move,  // renames a file
+  other, // names files but cannot lose content (listings, mkdir): only
+         // confinement applies
 };
 
 struct ToolSpec {

@@ -13,6 +13,7 @@ std::string_view to_string(VetoCode code)
   case VetoCode::changed_during_read: return "changed_during_read";
   case VetoCode::unresolved_path: return "unresolved_path";
   case VetoCode::cannot_inspect: return "cannot_inspect";
+  case VetoCode::outside_confinement: return "outside_confinement";
   }
   return "unknown";
 }
@@ -66,6 +67,10 @@ std::string veto_text(std::string_view tool, const Veto& veto)
     text += "cannot inspect " + veto.path + " (" + veto.reason
             + "), so it cannot tell whether the write would overwrite changes "
               "you have not seen. Make the file readable, read it, then retry.";
+    break;
+  case VetoCode::outside_confinement:
+    text += veto.path + " is outside the directories this session is confined to "
+            "(confine_to: " + veto.reason + "). Use a path inside them.";
     break;
   }
   return text;

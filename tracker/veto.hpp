@@ -14,6 +14,7 @@ enum class VetoCode {
   changed_during_read, // the file changed while the read was in flight
   unresolved_path,     // fsguard cannot tell which file the path names
   cannot_inspect,      // the file exists but cannot be stat'ed or hashed
+  outside_confinement, // the path lies outside the configured confine_to
 };
 
 // The code as it appears in `_meta["fsguard/veto"].code`, e.g. "not_read".
@@ -24,7 +25,8 @@ std::string_view to_string(VetoCode code);
 struct Veto {
   VetoCode code = VetoCode::not_read;
   std::string path;
-  std::string reason;            // unresolved_path / cannot_inspect: why
+  std::string reason;            // unresolved_path / cannot_inspect: why;
+                                 // outside_confinement: the allowed directories
   std::int64_t seen_size = -1;   // size when last read or written by the agent
   std::int64_t current_size = -1;
   std::int64_t seen_at_ns = 0;   // when the agent last read or wrote it

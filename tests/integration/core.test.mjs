@@ -352,9 +352,6 @@ test('paths fsguard cannot resolve are vetoed as unresolved_path and never reach
   assertAllowed(await call('read_text_file', { path: a }), 'read a');
 
   const cases = [
-    ['relative name of a read file', 'a.txt'],
-    ['relative name of a new file', 'rel-new.txt'],
-    ['tilde path', '~/home.txt'],
     ['trailing space', `${a} `],
     ['leading space', ` ${a}`],
     ['trailing tab', `${a}\t`],
@@ -368,8 +365,8 @@ test('paths fsguard cannot resolve are vetoed as unresolved_path and never reach
     assert.equal(vetoMeta(res).path, p, `${what}: _meta path is the raw argument`);
     assert.match(textOf(res), /absolute/i, `${what}: the text says to use an absolute path`);
   }
-  const e = await call('edit_file', { path: 'a.txt', edits: [{ oldText: 'keep', newText: 'lost' }] });
-  assertVeto(e, 'unresolved_path', 'edit_file', 'relative edit');
+  const e = await call('edit_file', { path: `${a} `, edits: [{ oldText: 'keep', newText: 'lost' }] });
+  assertVeto(e, 'unresolved_path', 'edit_file', 'padded edit');
 
   for (const [what, args] of [['non-string path', { path: 42, content: 'x' }], ['missing path', { content: 'x' }]]) {
     assertVeto(await call('write_file', args), 'unresolved_path', 'write_file', what);
@@ -378,6 +375,43 @@ test('paths fsguard cannot resolve are vetoed as unresolved_path and never reach
   assert.equal(readDisk(a), 'keep\n', 'a.txt unchanged');
   assert.deepEqual(fs.readdirSync(ws.dir).sort(), ['a.txt'], 'nothing was created in the root');
   assert.equal(fs.existsSync(dirSpace), false, 'nothing was created next to the root');
+});
+
+test('relative and ~ paths resolve as the server resolves them, against its allowed directories', async (t) => {
+  const ws = makeWorkspace({ 'a.txt': 'a1\n', 'b.txt': 'b1\n', 'sub/c.txt': 'c1\n' });
+  let s;
+  t.after(async () => {
+    if (s) await s.close();
+    ws.cleanup();
+  });
+  // HOME is the workspace, so "~/x" names a file the server may touch.
+  s = await connect({ dir: ws.dir, env: { HOME: ws.dir } });
+  const call = (n, a) => callTool(s.client, n, a);
+
+  // Unread files are refused under every spelling, and stay as they were.
+  for (const p of ['a.txt', './a.txt', '~/a.txt', 'sub/../a.txt', 'sub/c.txt']) {
+    assertVeto(await call('write_file', { path: p, content: 'blind\n' }), 'not_read', 'write_file', p);
+  }
+  assert.equal(readDisk(ws.file('a.txt')), 'a1\n');
+  assert.equal(readDisk(ws.file('sub/c.txt')), 'c1\n');
+
+  // A read under one spelling licenses a write under another.
+  assertAllowed(await call('read_text_file', { path: 'a.txt' }), 'relative read');
+  assertAllowed(await call('write_file', { path: ws.file('a.txt'), content: 'a2\n' }), 'absolute write');
+  assert.equal(readDisk(ws.file('a.txt')), 'a2\n');
+  assertAllowed(await call('read_text_file', { path: ws.file('b.txt') }), 'absolute read');
+  assertAllowed(await call('write_file', { path: '~/b.txt', content: 'b2\n' }), '~ write');
+  assert.equal(readDisk(ws.file('b.txt')), 'b2\n');
+
+  // A stale file is caught under any spelling.
+  fs.writeFileSync(ws.file('b.txt'), 'b external\n');
+  assertVeto(await call('edit_file', { path: './b.txt', edits: [{ oldText: 'b', newText: 'x' }] }), 'changed',
+    'edit_file', 'relative edit after an external change');
+  assert.equal(readDisk(ws.file('b.txt')), 'b external\n');
+
+  // A new relative file is created where the server puts it.
+  assertAllowed(await call('write_file', { path: 'rel-new.txt', content: 'new\n' }), 'relative new file');
+  assert.equal(readDisk(ws.file('rel-new.txt')), 'new\n');
 });
 
 test('different spellings of one path share one record', async (t) => {

@@ -24,6 +24,19 @@ FakeDisk make_workspace()
   return disk;
 }
 
+const PathContext k_absolute_only{};
+
+// server-filesystem with allowed directories /ws and /other, HOME=/home/me.
+PathContext server_context(std::vector<DirectorySet> sets = {{"/ws", "/other"}})
+{
+  PathContext context;
+  context.rules = PathRules::server_filesystem;
+  context.home = "/home/me";
+  context.cwd = "/cwd";
+  context.allowed_sets = std::move(sets);
+  return context;
+}
+
 struct Spelling {
   const char* raw;
   const char* canonical;
@@ -60,16 +73,69 @@ TEST_SUITE("path")
     for (const auto& spelling : spellings) {
       FakeDisk disk = make_workspace();
       CAPTURE(spelling.raw);
-      const auto resolved = resolve_path(disk, spelling.raw);
+      const auto resolved = resolve_path(disk, spelling.raw, k_absolute_only);
       REQUIRE(resolved.ok());
       CHECK(*resolved == spelling.canonical);
     }
   }
 
+  TEST_CASE("server-filesystem: ~ and relative paths resolve as the server resolves them")
+  {
+    const Spelling spellings[] = {
+      {"a.txt", "/ws/a.txt"},                 // the first allowed directory
+      {"./a.txt", "/ws/a.txt"},
+      {"sub/../a.txt", "/ws/a.txt"},
+      {"sub/b.txt", "/ws/sub/b.txt"},
+      {"link.txt", "/ws/a.txt"},
+      {"cafe\xCC\x81.txt", "/ws/caf\xC3\xA9.txt"},
+      {"../other/o.txt", "/other/o.txt"},     // stays inside an allowed directory
+      {"../ws/a.txt", "/ws/a.txt"},
+      {"../../ws/a.txt", "/ws/a.txt"},
+      {"~/h.txt", "/home/me/h.txt"},
+      {"~/../me/h.txt", "/home/me/h.txt"},
+      {"~", "/home/me"},
+      {"~root/x", "/ws/~root/x"},             // only ~ and ~/ expand
+      {"new.txt", "/ws/new.txt"},
+    };
+    for (const auto& spelling : spellings) {
+      FakeDisk disk = make_workspace();
+      disk.make_directory("/other");
+      disk.write("/other/o.txt", "o\n");
+      disk.make_directory("/home");
+      disk.make_directory("/home/me");
+      disk.write("/home/me/h.txt", "h\n");
+      CAPTURE(spelling.raw);
+      const auto resolved = resolve_path(disk, spelling.raw, server_context());
+      REQUIRE(resolved.ok());
+      CHECK(*resolved == spelling.canonical);
+    }
+  }
+
+  TEST_CASE("server-filesystem: a relative path resolves only if every possible directory set agrees")
+  {
+    FakeDisk disk = make_workspace();
+    disk.make_directory("/other");
+    disk.write("/other/a.txt", "other a\n");
+    // During a roots change the server may use {/ws} or {/other}.
+    const auto changing = server_context({{"/ws"}, {"/other"}});
+    const auto ambiguous = resolve_path(disk, "a.txt", changing);
+    REQUIRE_FALSE(ambiguous.ok());
+    CHECK(ambiguous.error().reason.find("changing") != std::string::npos);
+    CHECK(*resolve_path(disk, "/ws/a.txt", changing) == "/ws/a.txt"); // absolute: fine
+    CHECK(*resolve_path(disk, "~/x", changing) == "/home/me/x");
+    const auto agreeing = server_context({{"/ws"}, {"/ws", "/other"}});
+    CHECK(*resolve_path(disk, "a.txt", agreeing) == "/ws/a.txt");
+    const auto unknown = server_context({});
+    CHECK_FALSE(resolve_path(disk, "a.txt", unknown).ok());
+    CHECK(*resolve_path(disk, "a.txt", server_context({{}})) == "/cwd/a.txt"); // no dirs: cwd
+  }
+
   TEST_CASE("spellings that do not name one file for sure are refused with a reason")
   {
     const std::string spellings[] = {
+      // relative and ~ paths, for a server whose rules fsguard does not know
       "a.txt", "./a.txt", "../ws/a.txt", "sub/b.txt", "~/a.txt", "~", "~root/a.txt",
+      // padded, empty or broken spellings, for any server
       " /ws/a.txt", "/ws/a.txt ", "/ws/a.txt\t", "/ws/a.txt\n", "\"/ws/a.txt\"",
       "'/ws/a.txt'", "/ws/a.txt\"", "/ws/a.txt\xC2\xA0", "\xEF\xBB\xBF/ws/a.txt",
       "C:\\ws\\a.txt", "", std::string("/ws/a\0.txt", 10), "file:///ws/a.txt",
@@ -77,9 +143,14 @@ TEST_SUITE("path")
     for (const auto& raw : spellings) {
       FakeDisk disk = make_workspace();
       CAPTURE(raw);
-      const auto resolved = resolve_path(disk, raw);
+      const auto resolved = resolve_path(disk, raw, k_absolute_only);
       REQUIRE_FALSE(resolved.ok());
       CHECK_FALSE(resolved.error().reason.empty());
+      const bool plain_relative = raw.find_first_of(" \t\n\"'\xC2\xEF") == std::string::npos
+                                  && !raw.empty() && raw.find('\0') == std::string::npos;
+      if (!plain_relative) {
+        CHECK_FALSE(resolve_path(disk, raw, server_context()).ok());
+      }
     }
   }
 
@@ -88,11 +159,11 @@ TEST_SUITE("path")
     FakeDisk disk;
     disk.make_directory("/ws");
     disk.write("/ws/cafe\xCC\x81.txt", "nfd\n");
-    const auto resolved = resolve_path(disk, "/ws/caf\xC3\xA9.txt");
+    const auto resolved = resolve_path(disk, "/ws/caf\xC3\xA9.txt", k_absolute_only);
     REQUIRE(resolved.ok());
     CHECK(*resolved == "/ws/cafe\xCC\x81.txt");
     // Not equivalent (an extra accent): a new file.
-    const auto other = resolve_path(disk, "/ws/cafe\xCC\x81\xCC\x81.txt");
+    const auto other = resolve_path(disk, "/ws/cafe\xCC\x81\xCC\x81.txt", k_absolute_only);
     REQUIRE(other.ok());
     CHECK(*other == "/ws/cafe\xCC\x81\xCC\x81.txt");
   }
@@ -103,10 +174,10 @@ TEST_SUITE("path")
     disk.make_directory("/ws");
     disk.write("/ws/\xE2\x84\xAB", "angstrom sign\n"); // U+212B
     disk.write("/ws/\xC3\x85", "A with ring\n");       // U+00C5
-    const auto ambiguous = resolve_path(disk, "/ws/A\xCC\x8A"); // A + combining ring
+    const auto ambiguous = resolve_path(disk, "/ws/A\xCC\x8A", k_absolute_only); // A + combining ring
     REQUIRE_FALSE(ambiguous.ok());
     CHECK(ambiguous.error().reason.find("Unicode-equivalent") != std::string::npos);
-    const auto exact = resolve_path(disk, "/ws/\xC3\x85");
+    const auto exact = resolve_path(disk, "/ws/\xC3\x85", k_absolute_only);
     REQUIRE(exact.ok()); // an exact name always wins
     CHECK(*exact == "/ws/\xC3\x85");
   }

@@ -9,7 +9,7 @@ using nlohmann::json;
 
 TEST_SUITE("tool_map")
 {
-  TEST_CASE("server-filesystem's reads, writes, edits and moves are guarded; others are not")
+  TEST_CASE("server-filesystem's reads, writes, edits and moves are guarded; other file tools are only confined")
   {
     const ToolMap tools = server_filesystem_tools();
     CHECK(describe_call(tools, "read_text_file", json{{"path", "/a"}})->role == ToolRole::read);
@@ -18,11 +18,13 @@ TEST_SUITE("tool_map")
     CHECK(describe_call(tools, "write_file", json{{"path", "/a"}, {"content", ""}})->role == ToolRole::write);
     CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"edits", json::array()}})->role == ToolRole::edit);
     CHECK(describe_call(tools, "move_file", json{{"source", "/a"}, {"destination", "/b"}})->role == ToolRole::move);
-    for (const char* other : {"list_directory", "directory_tree", "search_files", "get_file_info",
-                              "create_directory", "list_allowed_directories", "unknown"}) {
+    for (const char* other : {"list_directory", "list_directory_with_sizes", "directory_tree",
+                              "search_files", "get_file_info", "create_directory"}) {
       CAPTURE(other);
-      CHECK_FALSE(describe_call(tools, other, json{{"path", "/a"}}));
+      CHECK(describe_call(tools, other, json{{"path", "/a"}})->role == ToolRole::other);
     }
+    CHECK_FALSE(describe_call(tools, "list_allowed_directories", json::object()));
+    CHECK_FALSE(describe_call(tools, "unknown", json{{"path", "/a"}}));
   }
 
   TEST_CASE("head or tail make a read partial, unless the server would ignore them")

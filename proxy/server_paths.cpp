@@ -1,0 +1,139 @@
+#include "proxy/server_paths.hpp"
+
+#include "proxy/message.hpp"
+
+namespace fsguard {
+
+namespace {
+
+const nlohmann::json& member(const nlohmann::json& object, const char* key)
+{
+  static const nlohmann::json k_null;
+  if (!object.is_object()) {
+    return k_null;
+  }
+  const auto found = object.find(key);
+  return found == object.end() ? k_null : *found;
+}
+
+std::string joined(const DirectorySet& directories)
+{
+  std::string text;
+  for (const auto& directory : directories) {
+    text += (text.empty() ? "" : ", ") + directory;
+  }
+  return text.empty() ? "(none)" : text;
+}
+
+} // namespace
+
+ServerPaths::ServerPaths(Disk& disk, std::string home, std::string cwd, const Log& log)
+  : m_disk(disk), m_log(log)
+{
+  m_context.home = std::move(home);
+  m_context.cwd = std::move(cwd);
+}
+
+void ServerPaths::on_client_request(std::string_view method, const std::string& key)
+{
+  if (method == "initialize") {
+    m_initialize_requests.insert(key);
+  }
+}
+
+void ServerPaths::on_server_request(std::string_view method, const std::string& key)
+{
+  if (method == "roots/list" && m_context.rules == PathRules::server_filesystem) {
+    m_roots_requests.insert(key);
+  }
+}
+
+bool ServerPaths::awaits_upstream(const std::string& key) const
+{
+  return m_initialize_requests.contains(key) || m_listings.contains(key);
+}
+
+bool ServerPaths::on_upstream_response(const std::string& key, const nlohmann::json& response,
+                                       Outbox& out)
+{
+  if (m_initialize_requests.erase(key) > 0) {
+    const auto& name = member(member(member(response, "result"), "serverInfo"), "name");
+    if (name.is_string() && name.get_ref<const std::string&>() == k_server_filesystem_name) {
+      m_context.rules = PathRules::server_filesystem;
+      m_log.debug("the upstream is server-filesystem: learning its allowed directories");
+      ask_for_listing(out);
+    }
+    return true;
+  }
+  const auto listing = m_listings.find(key);
+  if (listing == m_listings.end()) {
+    return true;
+  }
+  const std::uint64_t asked_at = listing->second;
+  m_listings.erase(listing);
+  const auto& content = member(member(response, "result"), "content");
+  const auto& text = content.is_array() && !content.empty() ? member(content.front(), "text")
+                                                            : member(content, "text");
+  const auto directories = text.is_string()
+                             ? parse_allowed_directories(text.get_ref<const std::string&>())
+                             : std::nullopt;
+  if (!directories) {
+    m_log.warn("could not read the upstream's allowed directories; relative paths stay "
+               "refused");
+    return false;
+  }
+  m_allowed.confirm(*directories, asked_at);
+  refresh_context();
+  m_log.debug("the upstream's allowed directories: " + joined(*directories)
+              + (m_allowed.settled() ? "" : " (a change is still possible)"));
+  return false;
+}
+
+void ServerPaths::on_client_response(const std::string& key, const nlohmann::json& response,
+                                     Outbox& out)
+{
+  if (m_roots_requests.erase(key) == 0) {
+    return;
+  }
+  const auto& result = member(response, "result");
+  if (!result.is_object()) {
+    return; // an error reply: the server keeps its directories
+  }
+  const auto current = m_allowed.latest();
+  if (current) {
+    m_allowed.expect(predict_root_directories(result, *current, m_disk, m_context.home,
+                                              m_context.cwd));
+  } else {
+    m_allowed.expect(std::nullopt);
+  }
+  refresh_context();
+  ask_for_listing(out);
+}
+
+bool ServerPaths::wants_listing() const
+{
+  return m_context.rules == PathRules::server_filesystem && !m_allowed.settled()
+         && m_listings.empty();
+}
+
+void ServerPaths::ask_for_listing(Outbox& out)
+{
+  const std::uint64_t sequence = m_allowed.next_sequence();
+  const std::string id = std::string(k_own_id_prefix) + "allowed-directories/"
+                         + std::to_string(sequence);
+  m_listings[id_key(id)] = sequence;
+  nlohmann::json request = {
+    {"jsonrpc", "2.0"},
+    {"id", id},
+    {"method", "tools/call"},
+    {"params", {{"name", "list_allowed_directories"}, {"arguments", nlohmann::json::object()}}},
+  };
+  out.to_upstream.push_back(request.dump() + "\n");
+}
+
+void ServerPaths::refresh_context()
+{
+  m_context.allowed_sets = m_allowed.possible();
+}
+
+} // namespace fsguard

@@ -1,0 +1,95 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fake_disk.hpp"
+#include "tracker/allowed_directories.hpp"
+#include "tracker/server_filesystem.hpp"
+
+using namespace fsguard;
+using fsguard::testing::FakeDisk;
+using nlohmann::json;
+
+TEST_SUITE("server_filesystem")
+{
+  TEST_CASE("a relative path that escapes the first directory lands where the server puts it")
+  {
+    CHECK(*server_absolute_path("x", "/h", "/c", {"/a", "/b"}) == "/a/x");
+    CHECK(*server_absolute_path("../b/x", "/h", "/c", {"/a", "/b"}) == "/b/x");
+    CHECK(*server_absolute_path("../../etc/x", "/h", "/c", {"/a", "/b"}) == "/etc/x");
+    CHECK(*server_absolute_path("x", "/h", "/c", {}) == "/c/x");
+    CHECK(*server_absolute_path("~/x", "/h", "/c", {"/a"}) == "/h/x");
+    CHECK_FALSE(server_absolute_path("C:\\x.txt", "/h", "/c", {"/a"}));
+    CHECK_FALSE(server_absolute_path("~/x", "", "/c", {"/a"}));
+  }
+
+  TEST_CASE("the listing text gives the directories in order")
+  {
+    CHECK(*parse_allowed_directories("Allowed directories:\n/a\n/b") == DirectorySet{"/a", "/b"});
+    CHECK(parse_allowed_directories("Allowed directories:\n")->empty());
+    CHECK(parse_allowed_directories("Allowed directories:")->empty());
+    CHECK_FALSE(parse_allowed_directories("Error: nope"));
+  }
+
+  TEST_CASE("roots replace the directories with the file:// roots that are directories")
+  {
+    FakeDisk disk;
+    disk.make_directory("/ws");
+    disk.make_directory("/ws/sub");
+    disk.make_directory("/space dir");
+    disk.write("/ws/file.txt", "x");
+    disk.symlink("/wslink", "/ws");
+    const DirectorySet current{"/old"};
+    auto predict = [&](const char* text) {
+      return predict_root_directories(json::parse(text), current, disk, "/h", "/c");
+    };
+    CHECK(predict(R"({"roots":[{"uri":"file:///ws/sub"}]})") == DirectorySet{"/ws/sub"});
+    CHECK(predict(R"({"roots":[{"uri":"file:///wslink"},{"uri":"file:///missing"}]})") == DirectorySet{"/ws"});
+    CHECK(predict(R"({"roots":[{"uri":"file:///space%20dir"}]})") == DirectorySet{"/space dir"});
+    CHECK(predict(R"({"roots":[{"uri":"file://localhost/ws"}]})") == DirectorySet{"/ws"});
+    CHECK(predict(R"({"roots":[{"uri":"file:///ws/file.txt"}]})") == current);  // not a directory
+    CHECK(predict(R"({"roots":[]})") == current);
+    CHECK(predict(R"({"roots":[{"uri":"/ws"}]})") == current);                   // SDK rejects the reply
+    CHECK(predict(R"({"roots":[{"uri":"file:///ws"},{"uri":"http://x/"}]})") == current);
+    CHECK(predict(R"({"roots":[{"uri":"file://host/ws"}]})") == current);
+    CHECK(predict(R"({"roots":[{"uri":"file:///a%2Fb"}]})") == current);
+  }
+
+  TEST_CASE("allowed directories stay in doubt from a roots reply until a listing confirms a state")
+  {
+    AllowedDirectories allowed;
+    CHECK(allowed.possible().empty());
+    const auto first = allowed.next_sequence();
+    allowed.confirm({"/cli"}, first);
+    CHECK(allowed.settled());
+    allowed.expect(DirectorySet{"/root"});
+    CHECK_FALSE(allowed.settled());
+    CHECK(allowed.possible() == std::vector<DirectorySet>{{"/cli"}, {"/root"}});
+    allowed.confirm({"/cli"}, allowed.next_sequence()); // stale: the server has not switched yet
+    CHECK(allowed.possible().size() == 2);
+    allowed.confirm({"/root"}, allowed.next_sequence());
+    CHECK(allowed.settled());
+    CHECK(allowed.possible() == std::vector<DirectorySet>{{"/root"}});
+  }
+
+  TEST_CASE("an unpredictable roots change makes relative paths unresolvable until confirmed")
+  {
+    AllowedDirectories allowed;
+    allowed.confirm({"/cli"}, allowed.next_sequence());
+    allowed.expect(std::nullopt);
+    CHECK(allowed.possible().empty());
+    allowed.confirm({"/surprise"}, allowed.next_sequence());
+    CHECK(allowed.settled());
+    CHECK(*allowed.latest() == DirectorySet{"/surprise"});
+  }
+
+  TEST_CASE("a listing sent before a roots reply does not retire the state that reply brings")
+  {
+    AllowedDirectories allowed;
+    allowed.confirm({"/cli"}, allowed.next_sequence());
+    const auto asked = allowed.next_sequence();
+    allowed.expect(DirectorySet{"/predicted"});
+    allowed.confirm({"/unexpected"}, asked);
+    CHECK(allowed.possible() == std::vector<DirectorySet>{{"/unexpected"}, {"/predicted"}});
+  }
+}

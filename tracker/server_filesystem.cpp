@@ -1,0 +1,204 @@
+#include "tracker/server_filesystem.hpp"
+
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+#include "tracker/path.hpp"
+
+namespace fsguard {
+
+namespace {
+
+// The server's normalizePath() for POSIX: trim, strip one leading and one
+// trailing quote, collapse slashes, drop a trailing slash.
+std::string server_normalize(std::string_view path)
+{
+  constexpr std::string_view k_space = " \t\n\v\f\r";
+  const auto first = path.find_first_not_of(k_space);
+  if (first == std::string_view::npos) {
+    return {};
+  }
+  path = path.substr(first, path.find_last_not_of(k_space) - first + 1);
+  if (!path.empty() && (path.front() == '"' || path.front() == '\'')) {
+    path.remove_prefix(1);
+  }
+  if (!path.empty() && (path.back() == '"' || path.back() == '\'')) {
+    path.remove_suffix(1);
+  }
+  std::string normal;
+  for (char c : path) {
+    if (c == '/' && !normal.empty() && normal.back() == '/') {
+      continue;
+    }
+    normal += c;
+  }
+  if (normal.size() > 1 && normal.back() == '/') {
+    normal.pop_back();
+  }
+  return normal;
+}
+
+// The server's isPathWithinAllowedDirectories() for POSIX.
+bool within(const std::string& path, const DirectorySet& allowed)
+{
+  if (path.empty() || path.front() != '/' || path.find('\0') != std::string::npos) {
+    return false;
+  }
+  const std::string normal = lexically_normal(path);
+  for (const auto& directory : allowed) {
+    if (directory.empty() || directory.front() != '/') {
+      continue;
+    }
+    const std::string normal_directory = lexically_normal(directory);
+    if (normal == normal_directory || normal_directory == "/"
+        || normal.starts_with(normal_directory + "/")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool is_windows_drive_path(std::string_view path)
+{
+  return path.size() >= 2 && std::isalpha(static_cast<unsigned char>(path[0])) && path[1] == ':'
+         && (path.size() == 2 || path[2] == '/' || path[2] == '\\');
+}
+
+int hex_value(char c)
+{
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Node's fileURLToPath() on POSIX: host must be empty or "localhost", and
+// the path is percent-decoded (an encoded '/' is an error).
+std::optional<std::string> file_url_to_path(std::string_view uri)
+{
+  std::string_view rest = uri.substr(std::string_view("file://").size());
+  const auto slash = rest.find('/');
+  if (slash == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const std::string_view host = rest.substr(0, slash);
+  if (!host.empty() && host != "localhost") {
+    return std::nullopt;
+  }
+  rest = rest.substr(slash);
+  rest = rest.substr(0, rest.find_first_of("?#"));
+  std::string path;
+  for (std::size_t index = 0; index < rest.size(); ++index) {
+    if (rest[index] == '%' && index + 2 < rest.size()) {
+      const int high = hex_value(rest[index + 1]);
+      const int low = hex_value(rest[index + 2]);
+      if (high >= 0 && low >= 0) {
+        const char decoded = static_cast<char>(high * 16 + low);
+        if (decoded == '/') {
+          return std::nullopt;
+        }
+        path += decoded;
+        index += 2;
+        continue;
+      }
+    }
+    path += rest[index];
+  }
+  return path;
+}
+
+std::string join_path(const std::string& base, std::string_view rest)
+{
+  return lexically_normal(base + "/" + std::string(rest));
+}
+
+} // namespace
+
+std::optional<std::string> server_absolute_path(std::string_view raw, const std::string& home,
+                                                const std::string& cwd,
+                                                const DirectorySet& allowed)
+{
+  std::string expanded(raw);
+  if (raw == "~" || raw.starts_with("~/")) {
+    if (home.empty()) {
+      return std::nullopt;
+    }
+    expanded = join_path(home, raw.substr(1));
+  }
+  if (is_windows_drive_path(expanded)) {
+    return std::nullopt;
+  }
+  if (!expanded.empty() && expanded.front() == '/') {
+    return lexically_normal(expanded);
+  }
+  if (allowed.empty()) {
+    return join_path(cwd, expanded);
+  }
+  for (const auto& directory : allowed) {
+    std::string candidate = join_path(directory, expanded);
+    if (within(server_normalize(candidate), allowed)) {
+      return candidate;
+    }
+  }
+  return join_path(allowed.front(), expanded);
+}
+
+std::optional<DirectorySet> parse_allowed_directories(std::string_view text)
+{
+  constexpr std::string_view k_header = "Allowed directories:";
+  if (!text.starts_with(k_header)) {
+    return std::nullopt;
+  }
+  text.remove_prefix(k_header.size());
+  DirectorySet directories;
+  while (!text.empty()) {
+    if (text.front() != '\n') {
+      return std::nullopt;
+    }
+    text.remove_prefix(1);
+    const auto end = text.find('\n');
+    const std::string_view directory = text.substr(0, end);
+    if (!directory.empty()) {
+      directories.emplace_back(directory);
+    }
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end);
+  }
+  return directories;
+}
+
+DirectorySet predict_root_directories(const nlohmann::json& result, const DirectorySet& current,
+                                      Disk& disk, const std::string& home, const std::string& cwd)
+{
+  const auto roots = result.is_object() ? result.find("roots") : result.end();
+  if (!result.is_object() || roots == result.end() || !roots->is_array()) {
+    return current;
+  }
+  DirectorySet adopted;
+  for (const auto& root : *roots) {
+    const auto uri = root.is_object() ? root.find("uri") : root.end();
+    if (!root.is_object() || uri == root.end() || !uri->is_string()
+        || !uri->get_ref<const std::string&>().starts_with("file://")) {
+      return current;
+    }
+    const auto path = file_url_to_path(uri->get_ref<const std::string&>());
+    if (!path) {
+      continue;
+    }
+    const auto absolute = server_absolute_path(*path, home, cwd, {});
+    if (!absolute) {
+      continue;
+    }
+    auto real = disk.real_path(*absolute);
+    if (!real) {
+      continue;
+    }
+    auto stat = disk.stat(*real);
+    if (stat && stat->is_directory()) {
+      adopted.push_back(server_normalize(*real));
+    }
+  }
+  return adopted.empty() ? current : adopted;
+}
+
+} // namespace fsguard

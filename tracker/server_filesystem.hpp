@@ -1,0 +1,43 @@
+// What fsguard must know of @modelcontextprotocol/server-filesystem to name
+// the file a path argument touches exactly as the server will: its home and
+// relative-path rules, its allowed-directory listing, and its roots rules.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tracker/disk.hpp"
+#include "tracker/result.hpp"
+
+namespace fsguard {
+
+using DirectorySet = std::vector<std::string>;
+
+// The serverInfo.name the server reports in its initialize result.
+inline constexpr std::string_view k_server_filesystem_name = "secure-filesystem-server";
+
+// The absolute path the server derives from `raw` (before symlinks): "~" and
+// "~/..." expand with `home`; a relative path resolves against the first of
+// `allowed` under which it stays inside `allowed` (else the first), or
+// against `cwd` when `allowed` is empty. Nothing for a Windows drive path,
+// which the server refuses.
+std::optional<std::string> server_absolute_path(std::string_view raw, const std::string& home,
+                                                const std::string& cwd,
+                                                const DirectorySet& allowed);
+
+// The directories in the text of a list_allowed_directories result
+// ("Allowed directories:\n/a\n/b"), or nothing if the text has another shape.
+std::optional<DirectorySet> parse_allowed_directories(std::string_view text);
+
+// The allowed directories the server will adopt from a roots/list `result`
+// sent by the client, given its `current` ones: each file:// root that
+// resolves to a directory, in order; `current` if there are none, or if any
+// root is not a file:// URI (the SDK then rejects the whole reply).
+DirectorySet predict_root_directories(const nlohmann::json& result, const DirectorySet& current,
+                                      Disk& disk, const std::string& home, const std::string& cwd);
+
+} // namespace fsguard
