@@ -126,13 +126,19 @@ void Guard::on_tool_call(std::string line, const nlohmann::json& request, Outbox
                                                member(params, "arguments"))
                                : std::nullopt;
   if (!what) {
+    if (name.is_string() && name.get_ref<const std::string&>() == "list_allowed_directories") {
+      m_paths.on_client_listing(id_key(member(request, "id")));
+    }
     out.to_upstream.push_back(std::move(line)); // not a file tool, or a dry run
     return;
   }
   Call call = describe(request, std::move(*what));
   if (awaits_directories(call)) {
-    // fsguard is asking the server for its allowed directories right now:
-    // hold the call rather than refuse a path that will resolve shortly.
+    // The server's allowed directories are in doubt: ask it, and hold the
+    // call rather than refuse a path that will resolve in a moment.
+    if (!m_paths.listing_in_flight()) {
+      m_paths.ask_for_listing(out);
+    }
     m_parked.push_back(Parked{std::move(line), std::move(call), request, true});
     return;
   }
@@ -265,7 +271,8 @@ void Guard::start(std::string line, Call call, Outbox& out)
 
 bool Guard::awaits_directories(const Call& call) const
 {
-  if (!m_paths.listing_in_flight()) {
+  if (m_paths.context().rules != PathRules::server_filesystem
+      || m_listings_for_waiting >= k_max_listings_for_waiting) {
     return false;
   }
   for (const auto& problem : call.problems) {
@@ -286,14 +293,12 @@ void Guard::after_listing(Outbox& out)
   }
   // The server adopts new roots within milliseconds: ask again a few times
   // before giving up on the waiting calls.
-  constexpr int k_max_listings = 50;
   if (m_paths.in_doubt() && !m_paths.listing_in_flight()
-      && m_listings_for_waiting < k_max_listings) {
+      && m_listings_for_waiting < k_max_listings_for_waiting) {
     ++m_listings_for_waiting;
     m_paths.ask_for_listing(out);
     return;
   }
-  m_listings_for_waiting = 0;
   std::deque<Parked> waiting;
   for (auto parked = m_parked.begin(); parked != m_parked.end();) {
     if (parked->awaiting_directories) {
@@ -303,9 +308,11 @@ void Guard::after_listing(Outbox& out)
       ++parked;
     }
   }
+  // Past the limit, awaits_directories() lets them through to a decision.
   for (auto& parked : waiting) {
     on_tool_call(std::move(parked.line), parked.request, out);
   }
+  m_listings_for_waiting = 0;
 }
 
 bool Guard::on_response(const std::string& key, const nlohmann::json& response, Outbox& out)

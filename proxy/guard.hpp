@@ -87,7 +87,10 @@ private:
   std::unordered_map<std::string, Call> m_in_flight; // by id_key
   std::unordered_map<std::string, int> m_busy_files;  // canonical path -> calls
   std::deque<Parked> m_parked;
-  int m_listings_for_waiting = 0; // listings asked for calls awaiting directories
+  // Listings asked for calls awaiting the directories, and how many at most
+  // before those calls are decided with what is known.
+  int m_listings_for_waiting = 0;
+  static constexpr int k_max_listings_for_waiting = 50;
 };
 
 } // namespace fsguard

@@ -48,9 +48,17 @@ void ServerPaths::on_server_request(std::string_view method, const std::string& 
   }
 }
 
+void ServerPaths::on_client_listing(const std::string& key)
+{
+  if (m_context.rules == PathRules::server_filesystem) {
+    m_client_listings[key] = m_allowed.next_sequence();
+  }
+}
+
 bool ServerPaths::awaits_upstream(const std::string& key) const
 {
-  return m_initialize_requests.contains(key) || m_listings.contains(key);
+  return m_initialize_requests.contains(key) || m_listings.contains(key)
+         || m_client_listings.contains(key);
 }
 
 bool ServerPaths::on_upstream_response(const std::string& key, const nlohmann::json& response,
@@ -65,12 +73,17 @@ bool ServerPaths::on_upstream_response(const std::string& key, const nlohmann::j
     }
     return true;
   }
-  const auto listing = m_listings.find(key);
+  bool own = true;
+  auto listing = m_listings.find(key);
   if (listing == m_listings.end()) {
-    return true;
+    listing = m_client_listings.find(key);
+    if (listing == m_client_listings.end()) {
+      return true;
+    }
+    own = false;
   }
   const std::uint64_t asked_at = listing->second;
-  m_listings.erase(listing);
+  (own ? m_listings : m_client_listings).erase(listing);
   const auto& content = member(member(response, "result"), "content");
   const auto& text = content.is_array() && !content.empty() ? member(content.front(), "text")
                                                             : member(content, "text");
@@ -78,15 +91,17 @@ bool ServerPaths::on_upstream_response(const std::string& key, const nlohmann::j
                              ? parse_allowed_directories(text.get_ref<const std::string&>())
                              : std::nullopt;
   if (!directories) {
-    m_log.warn("could not read the upstream's allowed directories; relative paths stay "
-               "refused");
-    return false;
+    if (own) {
+      m_log.warn("could not read the upstream's allowed directories; relative paths stay "
+                 "refused");
+    }
+    return !own;
   }
   m_allowed.confirm(*directories, asked_at);
   refresh_context();
   m_log.debug("the upstream's allowed directories: " + joined(*directories)
               + (m_allowed.settled() ? "" : " (a change is still possible)"));
-  return false;
+  return !own;
 }
 
 void ServerPaths::on_client_response(const std::string& key, const nlohmann::json& response,

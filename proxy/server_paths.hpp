@@ -31,6 +31,9 @@ public:
 
   // The client sent a request `method` with id `key` (initialize matters).
   void on_client_request(std::string_view method, const std::string& key);
+  // The client asked the server for its allowed directories itself, with
+  // id `key`: the answer teaches fsguard too.
+  void on_client_listing(const std::string& key);
   // The upstream sent a request `method` with id `key` (roots/list matters).
   void on_server_request(std::string_view method, const std::string& key);
 
@@ -68,7 +71,8 @@ private:
   AllowedDirectories m_allowed;
   std::unordered_set<std::string> m_initialize_requests;
   std::unordered_set<std::string> m_roots_requests;
-  std::unordered_map<std::string, std::uint64_t> m_listings; // id_key -> sequence
+  std::unordered_map<std::string, std::uint64_t> m_listings;        // fsguard's own
+  std::unordered_map<std::string, std::uint64_t> m_client_listings; // the client's
 };
 
 } // namespace fsguard
