@@ -14,7 +14,8 @@
 namespace fsguard {
 
 enum class LineStatus {
-  line,     // a complete line (LF removed, and a CR before it)
+  line,     // a complete line, without its LF (a CR before it stays: JSON
+            // treats it as white space, and relaying it keeps the bytes)
   too_long, // a line over the limit ended; its bytes were discarded
   eof,      // the stream ended
 };
@@ -69,9 +70,6 @@ private:
       if (m_discarding || text.size() > m_max_line_bytes) {
         m_discarding = false;
         return LineEvent{LineStatus::too_long, {}};
-      }
-      if (!text.empty() && text.back() == '\r') {
-        text.remove_suffix(1);
       }
       return LineEvent{LineStatus::line, text};
     }

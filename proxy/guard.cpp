@@ -159,7 +159,7 @@ void Guard::on_tool_call(std::string line, const nlohmann::json& request, Outbox
   }
   if (changes_files(call.what.role) && blocked(call, m_parked.size())) {
     m_log.debug("holding " + call.what.tool + " " + key + " until an earlier call on its file ends");
-    m_parked.push_back(Parked{std::move(line), std::move(call)});
+    m_parked.push_back(Parked{std::move(line), std::move(call), {}, false});
     return;
   }
   start(std::move(line), std::move(call), out);

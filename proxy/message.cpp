@@ -1,5 +1,7 @@
 #include "proxy/message.hpp"
 
+#include "tracker/unicode.hpp"
+
 #include <cmath>
 #include <cstring>
 
@@ -9,6 +11,13 @@ ClientMessage parse_client_message(std::string_view line)
 {
   ClientMessage message;
   message.body = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (message.body.is_discarded()) {
+    // The upstream (Node) decodes its input with U+FFFD for invalid UTF-8
+    // before parsing, so fsguard judges the message it will actually see.
+    if (const auto replaced = replace_invalid_utf8(line)) {
+      message.body = nlohmann::json::parse(*replaced, nullptr, false);
+    }
+  }
   if (message.body.is_discarded()) {
     message.kind = MessageKind::invalid;
     return message;

@@ -25,6 +25,10 @@ struct FileCloser {
   void operator()(const int* fd) const { ::close(*fd); }
 };
 
+struct DirectoryCloser {
+  void operator()(DIR* directory) const { ::closedir(directory); }
+};
+
 } // namespace
 
 Result<FileStat, DiskError> RealDisk::stat(const std::string& path)
@@ -91,7 +95,7 @@ Result<std::string, DiskError> RealDisk::real_path(const std::string& path)
 
 Result<std::vector<std::string>, DiskError> RealDisk::list_directory(const std::string& path)
 {
-  std::unique_ptr<DIR, decltype(&::closedir)> directory(::opendir(path.c_str()), &::closedir);
+  std::unique_ptr<DIR, DirectoryCloser> directory(::opendir(path.c_str()));
   if (!directory) {
     return DiskError{errno};
   }

@@ -49,17 +49,17 @@ constexpr auto k_shutdown_step = 2s;
 constexpr auto k_linger_after_upstream_exit = 2s;
 
 struct Session {
-  Session(asio::io_context& context, Upstream upstream_process, const Config& config, Log& log,
+  Session(asio::io_context& io, Upstream upstream_process, const Config& settings, Log& logger,
           std::string home, std::string cwd)
-    : context(context),
+    : context(io),
       upstream(std::move(upstream_process)),
       client_in(context, STDIN_FILENO),
       client_out(context, STDOUT_FILENO),
       to_upstream(context, k_queue_capacity),
       to_client(context, k_queue_capacity),
-      guard(disk, config, log, std::move(home), std::move(cwd)),
-      config(config),
-      log(log),
+      guard(disk, settings, logger, std::move(home), std::move(cwd)),
+      config(settings),
+      log(logger),
       shutdown_timer(context),
       linger_timer(context),
       output_done(context, asio::steady_timer::time_point::max())
@@ -131,14 +131,16 @@ awaitable<void> send(LineQueue& queue, std::string line)
 
 awaitable<void> flush(Session& session, Outbox& out)
 {
+  for (const auto& key : out.answered) {
+    session.pending.erase(key);
+  }
   for (auto& line : out.to_client) {
     co_await send(session.to_client, std::move(line));
   }
   for (auto& line : out.to_upstream) {
     co_await send(session.to_upstream, std::move(line));
   }
-  out.to_client.clear();
-  out.to_upstream.clear();
+  out = Outbox{};
 }
 
 std::string upstream_gone_message(const Session& session)
@@ -251,9 +253,6 @@ awaitable<void> handle_client_line(Session& session, std::string_view text)
     if (method_of(message.body) == "tools/call") {
       Outbox out;
       session.guard.on_tool_call(std::string(text) + "\n", message.body, out);
-      for (const auto& key : out.answered) {
-        session.pending.erase(key);
-      }
       co_await flush(session, out);
       co_return;
     }
@@ -357,7 +356,7 @@ awaitable<void> relay_upstream_to_client(Session& session)
                         + " bytes; raise max_line_bytes in the config to relay it");
       continue;
     }
-    if (!event.text.empty()) {
+    if (event.text.find_first_not_of(" \t\r") != std::string_view::npos) {
       co_await handle_upstream_line(session, event.text);
     }
   }

@@ -32,7 +32,7 @@ std::string format_time(std::int64_t epoch_ns)
   const std::time_t as_time_t = static_cast<std::time_t>(seconds);
   std::tm parts{};
   gmtime_r(&as_time_t, &parts);
-  char text[40];
+  char text[96];
   std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
                 parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
                 parts.tm_hour, parts.tm_min, parts.tm_sec,

@@ -39,6 +39,71 @@ bool is_js_trimmed(utf8proc_int32_t code_point)
 
 } // namespace
 
+std::optional<std::string> replace_invalid_utf8(std::string_view bytes)
+{
+  constexpr std::string_view k_replacement = "\xEF\xBF\xBD";
+  std::optional<std::string> fixed;
+  std::size_t clean_until = 0; // bytes before this are copied into `fixed` already
+  auto replace = [&](std::size_t start, std::size_t end) {
+    if (!fixed) {
+      fixed.emplace();
+      fixed->reserve(bytes.size() + 16);
+    }
+    fixed->append(bytes.substr(clean_until, start - clean_until));
+    fixed->append(k_replacement);
+    clean_until = end;
+  };
+  std::size_t index = 0;
+  while (index < bytes.size()) {
+    const auto lead = static_cast<unsigned char>(bytes[index]);
+    std::size_t needed = 0;
+    unsigned char lower = 0x80;
+    unsigned char upper = 0xBF;
+    if (lead <= 0x7F) {
+      ++index;
+      continue;
+    } else if (lead >= 0xC2 && lead <= 0xDF) {
+      needed = 1;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      needed = 2;
+      lower = lead == 0xE0 ? 0xA0 : 0x80;
+      upper = lead == 0xED ? 0x9F : 0xBF;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      needed = 3;
+      lower = lead == 0xF0 ? 0x90 : 0x80;
+      upper = lead == 0xF4 ? 0x8F : 0xBF;
+    } else {
+      replace(index, index + 1);
+      ++index;
+      continue;
+    }
+    // The maximal subpart: continuation bytes are consumed while they fit;
+    // the first misfit starts over as a new lead byte.
+    std::size_t at = index + 1;
+    for (std::size_t seen = 0; seen < needed; ++seen, ++at) {
+      if (at >= bytes.size()) {
+        break;
+      }
+      const auto next = static_cast<unsigned char>(bytes[at]);
+      if (next < lower || next > upper) {
+        break;
+      }
+      lower = 0x80;
+      upper = 0xBF;
+    }
+    if (at - index == needed + 1) {
+      index = at;
+    } else {
+      replace(index, at);
+      index = at;
+    }
+  }
+  if (fixed) {
+    fixed->append(bytes.substr(clean_until));
+  }
+  return fixed;
+}
+
 bool has_trimmable_edge(std::string_view text)
 {
   if (text.empty()) {

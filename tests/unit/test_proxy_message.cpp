@@ -18,7 +18,18 @@ TEST_SUITE("message")
     CHECK(parse_client_message("42").kind == MessageKind::other);
     CHECK(parse_client_message("{not json").kind == MessageKind::invalid);
     CHECK(parse_client_message("").kind == MessageKind::invalid);
-    CHECK(parse_client_message("{\"id\":1,\"method\":\"x\xff\"}").kind == MessageKind::invalid);
+    CHECK(parse_client_message("{\"id\":1,\"method\":\"x\xff\"}").kind == MessageKind::request);
+    CHECK(parse_client_message("{\"id\":1,\"method\":\"x\"}\r").kind == MessageKind::request);
+    CHECK(parse_client_message("{\"id\":1,\xff\"method\":\"x\"}").kind == MessageKind::invalid);
+  }
+
+  TEST_CASE("invalid UTF-8 inside strings is read as the upstream reads it, with U+FFFD")
+  {
+    const auto message = parse_client_message(
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\","
+      "\"arguments\":{\"path\":\"/ws/a\xff.txt\"}}}");
+    REQUIRE(message.kind == MessageKind::request);
+    CHECK(message.body["params"]["arguments"]["path"] == "/ws/a\xEF\xBF\xBD.txt");
   }
 
   TEST_CASE("duplicate keys resolve to the last one, as JSON.parse in the upstream does")

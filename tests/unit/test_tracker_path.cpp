@@ -2,6 +2,7 @@
 
 #include "fake_disk.hpp"
 #include "tracker/path.hpp"
+#include "tracker/unicode.hpp"
 
 using namespace fsguard;
 using fsguard::testing::FakeDisk;
@@ -180,6 +181,19 @@ TEST_SUITE("path")
     const auto exact = resolve_path(disk, "/ws/\xC3\x85", k_absolute_only);
     REQUIRE(exact.ok()); // an exact name always wins
     CHECK(*exact == "/ws/\xC3\x85");
+  }
+
+  TEST_CASE("invalid UTF-8 is replaced by maximal subparts, as WHATWG decoders do")
+  {
+    CHECK_FALSE(replace_invalid_utf8("plain ascii, caf\xC3\xA9, \xF0\x9F\x98\x80"));
+    const std::string r = "\xEF\xBF\xBD";
+    CHECK(*replace_invalid_utf8("a\xFF" "b") == "a" + r + "b");
+    CHECK(*replace_invalid_utf8("\xC3") == r);                     // truncated at the end
+    CHECK(*replace_invalid_utf8("\xE2\x82x") == r + "x");          // one subpart, one U+FFFD
+    CHECK(*replace_invalid_utf8("\xED\xA0\x80") == r + r + r);     // a surrogate: three
+    CHECK(*replace_invalid_utf8("\xF0\x80\x80\x80") == r + r + r + r);
+    CHECK(*replace_invalid_utf8("\xC0\xAF") == r + r);              // overlong
+    CHECK(*replace_invalid_utf8("\xF4\x90\x80\x80") == r + r + r + r); // above U+10FFFF
   }
 
   TEST_CASE("lexical normalisation matches path.resolve")

@@ -1,0 +1,186 @@
+// libFuzzer target over the parts that see untrusted input: client message
+// classification, the upstream skim, read_multiple_files splitting, path
+// resolution, and the tracker's write decisions against a model.
+//
+// The first byte picks the part; the rest is its input.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "fake_disk.hpp"
+#include "proxy/message.hpp"
+#include "tracker/path.hpp"
+#include "tracker/read_response.hpp"
+#include "tracker/tool_map.hpp"
+#include "tracker/tracker.hpp"
+
+using namespace fsguard;
+using fsguard::testing::FakeDisk;
+
+namespace {
+
+void check(bool condition)
+{
+  if (!condition) {
+    std::abort();
+  }
+}
+
+void fuzz_client_message(std::string_view input)
+{
+  const ClientMessage message = parse_client_message(input);
+  if (message.kind != MessageKind::request && message.kind != MessageKind::notification) {
+    return;
+  }
+  (void)id_key(message.body.contains("id") ? message.body["id"] : nlohmann::json());
+  if (method_of(message.body) == "tools/call" && message.body.contains("params")) {
+    const auto& params = message.body["params"];
+    if (params.is_object() && params.contains("name") && params["name"].is_string()) {
+      const auto call = describe_call(server_filesystem_tools(), params["name"].get<std::string>(),
+                                      params.value("arguments", nlohmann::json()));
+      (void)call;
+    }
+  }
+}
+
+void fuzz_skim(std::string_view input)
+{
+  const SkimmedMessage skimmed = skim_message(input);
+  if (skimmed.is_json_object && !skimmed.raw_id.empty()) {
+    check(skimmed.raw_id.data() >= input.data()
+          && skimmed.raw_id.data() + skimmed.raw_id.size() <= input.data() + input.size());
+  }
+  // Whatever the skim says, a line the full parser accepts as an object with
+  // a plain id must skim to that id.
+  const auto parsed = nlohmann::json::parse(input, nullptr, false);
+  if (!parsed.is_discarded() && parsed.is_object() && parsed.contains("id") && skimmed.is_json_object
+      && input.find('\\') == std::string_view::npos && input.find("\"id\"") == input.rfind("\"id\"")) {
+    const auto id = nlohmann::json::parse(skimmed.raw_id, nullptr, false);
+    check(!id.is_discarded() && id == parsed["id"]);
+  }
+}
+
+void fuzz_parts(std::string_view input)
+{
+  // "path1\0path2\0...\0\0text"
+  std::vector<std::string> paths;
+  while (!input.empty()) {
+    const auto end = input.find('\0');
+    if (end == 0 || end == std::string_view::npos) {
+      input.remove_prefix(end == 0 ? 1 : input.size());
+      break;
+    }
+    paths.emplace_back(input.substr(0, end));
+    input.remove_prefix(end + 1);
+  }
+  const auto read = parts_read(input, paths);
+  check(read.size() == paths.size());
+}
+
+FakeDisk workspace()
+{
+  FakeDisk disk;
+  disk.make_directory("/ws");
+  disk.make_directory("/ws/sub");
+  disk.write("/ws/a.txt", "a");
+  disk.write("/ws/caf\xC3\xA9.txt", "nfc");
+  disk.symlink("/ws/link", "a.txt");
+  disk.symlink("/ws/sub/up", "..");
+  disk.symlink("/loop", "/loop");
+  return disk;
+}
+
+void fuzz_path(std::string_view input)
+{
+  FakeDisk disk = workspace();
+  PathContext server;
+  server.rules = PathRules::server_filesystem;
+  server.home = "/ws";
+  server.cwd = "/";
+  server.allowed_sets = {{"/ws"}, {"/ws/sub", "/ws"}};
+  for (const PathContext& context : {PathContext{}, server}) {
+    const auto resolved = resolve_path(disk, input, context);
+    if (resolved) {
+      check(!resolved->empty() && resolved->front() == '/');
+      check(resolved->find("//") == std::string::npos);
+      check(lexically_normal(*resolved) == *resolved);
+    }
+  }
+}
+
+// Drives the tracker with a sequence of agent reads and writes and outside
+// changes, and checks each write decision against a model that knows what
+// content the agent last saw: a write must be allowed exactly when the file
+// is absent, or present with the content the agent last read or wrote.
+void fuzz_tracker(std::string_view input)
+{
+  FakeDisk disk = workspace();
+  Tracker tracker(disk);
+  const std::string files[] = {"/ws/a.txt", "/ws/b.txt", "/ws/sub/c.txt"};
+  const std::string contents[] = {"a", "b", "aa", "ab", ""};
+  std::map<std::string, std::string> on_disk{{"/ws/a.txt", "a"}};
+  std::map<std::string, std::string> known; // what the agent last saw
+  int counter = 0;
+  for (std::size_t index = 0; index + 1 < input.size(); index += 2) {
+    const auto op = static_cast<unsigned char>(input[index]) % 11;
+    const auto arg = static_cast<unsigned char>(input[index + 1]);
+    const std::string& file = files[arg % 3];
+    const std::string& content = contents[(arg / 3) % 5];
+    const bool exists = on_disk.contains(file);
+    switch (op) {
+    case 0: { // the agent reads the file
+      const ReadStart start = tracker.begin_read(file);
+      tracker.finish_read(file, start, ReadExtent::whole);
+      if (exists) known[file] = on_disk[file];
+      else known.erase(file);
+      break;
+    }
+    case 1: { // the agent writes it
+      const auto veto = tracker.check_write(file, WriteKind::overwrite, PartialReadAllowsOverwrite::no);
+      const bool allowed = !exists || (known.contains(file) && known[file] == on_disk[file]);
+      check(veto.has_value() != allowed);
+      if (!exists) known.erase(file);
+      if (allowed) {
+        const std::string written = "agent" + std::to_string(++counter);
+        disk.write(file, written);
+        on_disk[file] = written;
+        tracker.finish_write(file, testing::fake_hash(written));
+        known[file] = written;
+      }
+      break;
+    }
+    case 2: disk.write(file, content); on_disk[file] = content; break;
+    case 3: disk.write_keeping_mtime(file, content); on_disk[file] = content; break;
+    case 4: disk.replace(file, content); on_disk[file] = content; break;
+    case 5: if (exists) disk.set_mtime(file, arg * 1'000'000LL); break;
+    case 6: if (exists) disk.chmod(file, 0600 + arg % 8); break;
+    case 7: if (exists) { disk.remove(file); on_disk.erase(file); } break;
+    case 8: disk.advance(arg * 1'000'000LL); break;          // up to 0.25 s
+    case 9: disk.advance(arg * 100'000'000LL); break;        // up to 25 s
+    case 10: if (exists) disk.replace(file, on_disk[file]); break; // identical rewrite
+    }
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+  if (size == 0) {
+    return 0;
+  }
+  const std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 5) {
+  case 0: fuzz_client_message(input); break;
+  case 1: fuzz_skim(input); break;
+  case 2: fuzz_parts(input); break;
+  case 3: fuzz_path(input); break;
+  case 4: fuzz_tracker(input); break;
+  }
+  return 0;
+}
