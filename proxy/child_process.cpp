@@ -61,14 +61,14 @@ Result<Upstream, std::string> start_upstream(boost::asio::io_context& context,
     }
   }
   Upstream upstream{bp::process(context), boost::asio::writable_pipe(context),
-                    boost::asio::readable_pipe(context)};
+                    boost::asio::readable_pipe(context), boost::asio::readable_pipe(context)};
   const std::vector<std::string> arguments(command.begin() + 1, command.end());
   boost::system::error_code error;
   // The executor overload: in Boost 1.81 the io_context overload ignores `error`
   // and throws.
   upstream.process = bp::default_process_launcher()(
     context.get_executor(), error, executable, arguments,
-    bp::process_stdio{upstream.input, upstream.output, {}}, ChildSetup{::getpid()});
+    bp::process_stdio{upstream.input, upstream.output, upstream.errors}, ChildSetup{::getpid()});
   if (error) {
     return "cannot start the upstream \"" + program + "\": " + error.message();
   }

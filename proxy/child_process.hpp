@@ -1,6 +1,6 @@
 // The upstream server as a child process: its own process group (so npx's
 // grandchildren can be signalled together), killed if fsguard dies, with
-// pipes for stdin and stdout and fsguard's stderr inherited.
+// pipes for stdin, stdout and stderr (relayed to fsguard's stderr).
 #pragma once
 
 #include <string>
@@ -19,6 +19,7 @@ struct Upstream {
   boost::process::v2::process process;
   boost::asio::writable_pipe input;  // the upstream's stdin
   boost::asio::readable_pipe output; // the upstream's stdout
+  boost::asio::readable_pipe errors; // the upstream's stderr
 };
 
 // Starts `command` (argv; the program is looked up in PATH unless it holds a

@@ -38,6 +38,7 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
   }
   Config config;
   for (const auto& [key, value] : document.items()) {
+    config.sources[key] = "file " + where;
     if (key == "mode") {
       const auto mode = value.is_string() ? parse_mode(value.get<std::string>()) : std::nullopt;
       if (!mode) return where + ": \"mode\" must be \"enforce\", \"warn\" or \"off\"";
@@ -59,6 +60,11 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
       auto tools = parse_tool_map(value);
       if (!tools) return where + ": " + tools.error();
       config.tools = std::move(tools).value();
+    } else if (key == "audit_log") {
+      if (!value.is_string() || value.get<std::string>().empty()) {
+        return where + ": \"audit_log\" must be a file path";
+      }
+      config.audit_log = value.get<std::string>();
     } else if (key == "confine_to") {
       if (!value.is_array()) return where + ": \"confine_to\" must be an array of absolute directory paths";
       for (const auto& directory : value) {
@@ -74,7 +80,8 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
         config.confine_to.push_back(canonical.string());
       }
     } else if (key == "$schema") {
-      continue; // annotations in example configs
+      config.sources.erase(key);
+      continue; // editors use it to find the schema
     } else {
       return where + ": unknown key \"" + key + "\"";
     }
@@ -93,11 +100,12 @@ Result<Config, std::string> load_config_file(const std::string& path)
   return parse_config(text.str(), path);
 }
 
-Result<Config, std::string> load_effective_config(const std::optional<std::string>& file_path,
-                                                  const std::optional<std::string>& environment_mode,
-                                                  std::optional<Mode> flag_mode,
-                                                  std::optional<LogLevel> flag_log_level)
+Result<Config, std::string> load_effective_config(const ConfigInputs& inputs)
 {
+  const auto& file_path = inputs.file;
+  const auto& environment_mode = inputs.environment_mode;
+  const auto& flag_mode = inputs.flag_mode;
+  const auto& flag_log_level = inputs.flag_log_level;
   Config config;
   if (file_path) {
     auto loaded = load_config_file(*file_path);
@@ -105,6 +113,7 @@ Result<Config, std::string> load_effective_config(const std::optional<std::strin
       return loaded.error();
     }
     config = std::move(loaded).value();
+    config.file = *file_path;
   }
   if (environment_mode) {
     const auto mode = parse_mode(*environment_mode);
@@ -112,14 +121,63 @@ Result<Config, std::string> load_effective_config(const std::optional<std::strin
       return "FSGUARD_MODE must be enforce, warn or off, not \"" + *environment_mode + "\"";
     }
     config.mode = *mode;
+    config.sources["mode"] = "environment FSGUARD_MODE";
   }
   if (flag_mode) {
     config.mode = *flag_mode;
+    config.sources["mode"] = "flag --mode";
   }
   if (flag_log_level) {
     config.log_level = *flag_log_level;
+    config.sources["log_level"] = "flag --log-level";
   }
   return config;
+}
+
+namespace {
+
+std::string_view role_name(ToolRole role)
+{
+  switch (role) {
+  case ToolRole::read: return "read";
+  case ToolRole::write: return "write";
+  case ToolRole::edit: return "edit";
+  case ToolRole::move: return "move";
+  case ToolRole::other: return "other";
+  }
+  return "other";
+}
+
+} // namespace
+
+std::string describe_config(const Config& config)
+{
+  nlohmann::ordered_json tools = nlohmann::ordered_json::object();
+  for (const auto& [name, spec] : config.tools) {
+    nlohmann::ordered_json entry = {{"role", role_name(spec.role)}};
+    entry[spec.role == ToolRole::move ? "source" : (spec.path_is_list ? "paths" : "path")] =
+      spec.path_argument;
+    if (!spec.destination_argument.empty()) entry["destination"] = spec.destination_argument;
+    if (!spec.dry_run_argument.empty()) entry["dry_run"] = spec.dry_run_argument;
+    if (!spec.partial_if_set.empty()) entry["partial_if_set"] = spec.partial_if_set;
+    tools[name] = entry;
+  }
+  const nlohmann::ordered_json values = {
+    {"mode", to_string(config.mode)},
+    {"log_level", to_string(config.log_level)},
+    {"partial_read_allows_write", config.partial_read_allows_write == PartialReadAllowsOverwrite::yes},
+    {"max_line_bytes", config.max_line_bytes},
+    {"confine_to", config.confine_to},
+    {"audit_log", config.audit_log.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(config.audit_log)},
+    {"tools", tools},
+  };
+  nlohmann::ordered_json described = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : values.items()) {
+    const auto source = config.sources.find(key);
+    described[key] = {{"value", value},
+                      {"source", source == config.sources.end() ? "default" : source->second}};
+  }
+  return described.dump(2) + "\n";
 }
 
 } // namespace fsguard

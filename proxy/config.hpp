@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,7 +34,24 @@ struct Config {
   ToolMap tools = server_filesystem_tools();
   // Directories every file tool is confined to (canonical); empty: no limit.
   std::vector<std::string> confine_to;
+  // Where each key's value came from: "default", "file <path>",
+  // "environment FSGUARD_MODE" or "flag --mode" (for --print-config).
+  std::map<std::string, std::string> sources;
+  std::string file;      // the config file in force, if any
+  std::string audit_log; // JSONL audit log path; empty: none
 };
+
+// Everything the effective config is made from, kept so that a changed
+// config file can be merged again with the same environment and flags.
+struct ConfigInputs {
+  std::optional<std::string> file;
+  std::optional<std::string> environment_mode;
+  std::optional<Mode> flag_mode;
+  std::optional<LogLevel> flag_log_level;
+};
+
+// The effective `config` as JSON, each key with its value and source.
+std::string describe_config(const Config& config);
 
 // Parses the JSON config `text` (from `origin`, for messages) over the
 // defaults. Unknown keys are errors, so a typo never silently does nothing.
@@ -42,11 +60,8 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
 // Reads and parses the config file at `path`.
 Result<Config, std::string> load_config_file(const std::string& path);
 
-// The effective config: defaults, then the file at `file_path` (if any),
-// then `environment_mode` ($FSGUARD_MODE), then the command-line flags.
-Result<Config, std::string> load_effective_config(const std::optional<std::string>& file_path,
-                                                  const std::optional<std::string>& environment_mode,
-                                                  std::optional<Mode> flag_mode,
-                                                  std::optional<LogLevel> flag_log_level);
+// The effective config: defaults, then the file (if any), then the
+// environment ($FSGUARD_MODE), then the command-line flags.
+Result<Config, std::string> load_effective_config(const ConfigInputs& inputs);
 
 } // namespace fsguard

@@ -1,6 +1,7 @@
 #include "proxy/guard.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "proxy/message.hpp"
 #include "proxy/real_disk.hpp"
@@ -144,6 +145,7 @@ void Guard::on_tool_call(std::string line, const nlohmann::json& request, Outbox
   }
   if (auto veto = confinement_veto(call)) {
     refuse(call, *veto, out); // confinement holds in every mode
+    audit(call, "veto", veto, 0);
     return;
   }
   if (call.what.role == ToolRole::other) {
@@ -245,19 +247,54 @@ void Guard::refuse(const Call& call, const Veto& veto, Outbox& out)
              + veto.path);
 }
 
+void Guard::audit(const Call& call, std::string_view decision, const std::optional<Veto>& veto,
+                  std::int64_t latency_us) const
+{
+  if (m_audit == nullptr || !m_audit->enabled()) {
+    return;
+  }
+  const std::string path = !call.files.empty() && call.files.front()
+                             ? *call.files.front()
+                             : (call.what.paths.empty() ? std::string()
+                                                        : call.what.paths.front().raw.value_or(""));
+  nlohmann::ordered_json fingerprint = nullptr;
+  if (veto && veto->code == VetoCode::changed) {
+    fingerprint = {{"seen_size", veto->seen_size},
+                   {"current_size", veto->current_size},
+                   {"seen_at", format_time(veto->seen_at_ns)},
+                   {"current_mtime", format_time(veto->current_mtime_ns)}};
+  } else if (const SeenRecord* record = path.empty() ? nullptr : m_tracker.find(path)) {
+    fingerprint = {{"size", record->size}, {"xxh3_128", to_hex(record->hash)}};
+  }
+  m_audit->write({
+    {"event", "decision"},
+    {"tool", call.what.tool},
+    {"path", path},
+    {"decision", decision},
+    {"code", veto ? nlohmann::ordered_json(to_string(veto->code)) : nlohmann::ordered_json()},
+    {"mode", to_string(m_config.mode)},
+    {"fingerprint", fingerprint},
+    {"latency_us", latency_us},
+  });
+}
+
 void Guard::start(std::string line, Call call, Outbox& out)
 {
   if (changes_files(call.what.role)) {
-    if (auto veto = decide_write(call)) {
-      if (m_config.mode == Mode::enforce) {
-        refuse(call, *veto, out);
-        return;
-      }
-      if (m_config.mode == Mode::warn) {
-        m_log.warn("would refuse (warn mode lets it through): "
-                   + veto_text(call.what.tool, *veto));
-      }
+    const auto began = std::chrono::steady_clock::now();
+    const auto veto = decide_write(call);
+    const auto latency_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - began)
+                              .count();
+    if (veto && m_config.mode == Mode::enforce) {
+      refuse(call, *veto, out);
+      audit(call, "veto", veto, latency_us);
+      return;
     }
+    if (veto && m_config.mode == Mode::warn) {
+      m_log.warn("would refuse (warn mode lets it through): " + veto_text(call.what.tool, *veto));
+    }
+    audit(call, veto ? (m_config.mode == Mode::warn ? "warn" : "off") : "allow", veto, latency_us);
   } else {
     for (const auto& file : call.files) {
       call.read_starts.push_back(file ? m_tracker.begin_read(*file) : ReadStart{});

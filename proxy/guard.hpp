@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proxy/audit_log.hpp"
 #include "proxy/config.hpp"
 #include "proxy/log.hpp"
 #include "proxy/outbox.hpp"
@@ -28,6 +29,9 @@ public:
 
   // Applies a new config (mode, tools) without losing what was read.
   void set_config(const Config& config) { m_config = config; }
+
+  // Where guarded decisions are recorded (nothing: not recorded).
+  void set_audit_log(const AuditLog* audit) { m_audit = audit; }
 
   // Takes a client tools/call `request` (parsed) whose raw text is `line`:
   // forwards it, answers it with a veto, or parks it until earlier guarded
@@ -73,6 +77,8 @@ private:
   void start(std::string line, Call call, Outbox& out);
   std::optional<Veto> decide_write(const Call& call);
   void refuse(const Call& call, const Veto& veto, Outbox& out);
+  void audit(const Call& call, std::string_view decision, const std::optional<Veto>& veto,
+             std::int64_t latency_us) const;
   void record_response(const Call& call, const nlohmann::json& response);
   void mark_busy(const Call& call, int delta);
   void release_parked(Outbox& out);
@@ -82,6 +88,7 @@ private:
   Disk& m_disk;
   Config m_config;
   const Log& m_log;
+  const AuditLog* m_audit = nullptr;
   Tracker m_tracker;
   ServerPaths m_paths;
   std::unordered_map<std::string, Call> m_in_flight; // by id_key

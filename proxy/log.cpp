@@ -26,18 +26,14 @@ std::string_view to_string(LogLevel level)
   return "warn";
 }
 
-void Log::write(LogLevel level, std::string_view message) const
+namespace {
+
+// One write() per line, so lines from fsguard and the upstream's stderr
+// (which fsguard relays) never interleave mid-line.
+void write_line(std::string_view tag, std::string_view message)
 {
-  if (!enabled(level)) {
-    return;
-  }
-  // One write() per line, so lines from fsguard and the upstream's stderr
-  // (which fsguard relays) never interleave mid-line.
   std::string line = "fsguard: ";
-  if (level == LogLevel::error || level == LogLevel::warn) {
-    line += to_string(level);
-    line += ": ";
-  }
+  line += tag;
   line += message;
   line += '\n';
   std::string_view rest = line;
@@ -47,6 +43,29 @@ void Log::write(LogLevel level, std::string_view message) const
       return;
     }
     rest.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
+} // namespace
+
+void Log::write(LogLevel level, std::string_view message) const
+{
+  if (!enabled(level)) {
+    return;
+  }
+  if (level == LogLevel::error) {
+    write_line("error: ", message);
+  } else if (level == LogLevel::warn) {
+    write_line("warn: ", message);
+  } else {
+    write_line("", message);
+  }
+}
+
+void Log::summary(std::string_view message) const
+{
+  if (enabled(LogLevel::warn)) {
+    write_line("", message);
   }
 }
 

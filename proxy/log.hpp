@@ -27,6 +27,10 @@ public:
   void info(std::string_view message) const { write(LogLevel::info, message); }
   void debug(std::string_view message) const { write(LogLevel::debug, message); }
 
+  // A line shown at the default level, without a level tag (the start-up
+  // summary).
+  void summary(std::string_view message) const;
+
 private:
   LogLevel m_level;
 };

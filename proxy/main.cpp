@@ -45,20 +45,32 @@ int main(int argc, char** argv)
     return 0;
   }
 
-  auto config = load_effective_config(options->config_path.has_value()
-                                        ? options->config_path
-                                        : environment("FSGUARD_CONFIG"),
-                                      environment("FSGUARD_MODE"), options->mode,
-                                      options->log_level);
+  if (options->check_config) {
+    const auto checked = load_config_file(*options->check_config);
+    if (!checked) {
+      log.error(checked.error());
+      return 1;
+    }
+    std::fputs((*options->check_config + ": valid\n").c_str(), stdout);
+    return 0;
+  }
+
+  const ConfigInputs inputs{options->config_path ? options->config_path : environment("FSGUARD_CONFIG"),
+                            environment("FSGUARD_MODE"), options->mode, options->log_level};
+  auto config = load_effective_config(inputs);
   if (!config) {
     log.error(config.error());
     return k_usage_error;
   }
   log.set_level(config->log_level);
+  if (options->print_config) {
+    std::fputs(describe_config(*config).c_str(), stdout);
+    return 0;
+  }
 
   // A client that hangs up must not kill fsguard mid-write; writes report
   // EPIPE instead.
   ::signal(SIGPIPE, SIG_IGN);
   const auto command = options->upstream.empty() ? default_upstream_command() : options->upstream;
-  return run_session(*config, command, log);
+  return run_session(inputs, *config, command, log);
 }

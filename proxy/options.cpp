@@ -35,6 +35,12 @@ Result<Options, std::string> parse_options(const std::vector<std::string>& argum
       options.help = true;
     } else if (named("--version", "-V")) {
       options.version = true;
+    } else if (named("--check-config", "")) {
+      const auto value = value_of("--check-config");
+      if (!value || value->empty()) return std::string("--check-config needs a file path");
+      options.check_config = *value;
+    } else if (named("--print-config", "")) {
+      options.print_config = true;
     } else if (named("--config", "-c")) {
       const auto value = value_of("--config");
       if (!value || value->empty()) return std::string("--config needs a file path");
@@ -72,6 +78,11 @@ Options:
   -m, --mode MODE        enforce (default) | warn | off
                          overrides $FSGUARD_MODE and the config file
       --log-level LEVEL  error | warn (default) | info | debug; logs go to stderr
+      --check-config PATH
+                         validate the config file PATH, print the verdict, exit
+                         (0: valid, 1: invalid)
+      --print-config     print the effective config and where each value came
+                         from (default, file, environment, flag), then exit
   -h, --help             show this help
   -V, --version          show the version and the libraries fsguard was built with
 

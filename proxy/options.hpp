@@ -16,6 +16,8 @@ struct Options {
   std::optional<LogLevel> log_level;
   bool help = false;
   bool version = false;
+  std::optional<std::string> check_config; // validate this file and exit
+  bool print_config = false;               // print the effective config and exit
   std::vector<std::string> upstream; // empty: the default upstream
 };
 

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -22,11 +23,14 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "proxy/audit_log.hpp"
 #include "proxy/child_process.hpp"
+#include "proxy/config_watch.hpp"
 #include "proxy/framing.hpp"
 #include "proxy/guard.hpp"
 #include "proxy/message.hpp"
 #include "proxy/real_disk.hpp"
+#include "proxy/stderr_tail.hpp"
 
 namespace fsguard {
 
@@ -88,6 +92,10 @@ struct Session {
   asio::steady_timer shutdown_timer;
   asio::steady_timer linger_timer;
   asio::steady_timer output_done; // cancelled when the upstream's stdout ends
+  StderrTail stderr_tail;
+  bool upstream_answered = false; // the upstream has written at least one message
+  ConfigInputs inputs;            // to merge a changed config file again
+  AuditLog audit;
 };
 
 // An empty string in a LineQueue means "no more lines".
@@ -284,6 +292,7 @@ awaitable<void> relay_client_to_upstream(Session& session)
 {
   LineReader reader(session.client_in, session.config.max_line_bytes);
   for (;;) {
+    reader.set_max_line_bytes(session.config.max_line_bytes); // it may be reloaded
     const LineEvent event = co_await reader.next();
     if (event.status == LineStatus::eof || session.client_done) {
       break;
@@ -310,6 +319,7 @@ awaitable<void> relay_client_to_upstream(Session& session)
 awaitable<void> handle_upstream_line(Session& session, std::string_view text)
 {
   const SkimmedMessage skimmed = skim_message(text);
+  session.upstream_answered = true;
   if (!skimmed.is_json_object && !nlohmann::json::accept(text)) {
     constexpr std::size_t k_shown = 500;
     session.log.warn("the upstream wrote a line that is not JSON-RPC to stdout (not relayed): "
@@ -346,6 +356,7 @@ awaitable<void> relay_upstream_to_client(Session& session)
 {
   LineReader reader(session.upstream.output, session.config.max_line_bytes);
   for (;;) {
+    reader.set_max_line_bytes(session.config.max_line_bytes);
     const LineEvent event = co_await reader.next();
     if (event.status == LineStatus::eof) {
       break;
@@ -364,6 +375,32 @@ awaitable<void> relay_upstream_to_client(Session& session)
   session.output_done.cancel();
 }
 
+// Copies the upstream's stderr to fsguard's stderr as it comes, keeping the
+// tail to explain an early exit.
+awaitable<void> relay_upstream_stderr(Session& session)
+{
+  std::array<char, 16 * 1024> buffer;
+  for (;;) {
+    auto [error, count] = co_await session.upstream.errors.async_read_some(
+      asio::buffer(buffer), k_use);
+    if (count > 0) {
+      const std::string_view bytes(buffer.data(), count);
+      session.stderr_tail.append(bytes);
+      std::string_view rest = bytes;
+      while (!rest.empty()) {
+        const ssize_t written = ::write(STDERR_FILENO, rest.data(), rest.size());
+        if (written <= 0) {
+          break;
+        }
+        rest.remove_prefix(static_cast<std::size_t>(written));
+      }
+    }
+    if (error) {
+      break;
+    }
+  }
+}
+
 awaitable<void> wait_for_upstream(Session& session)
 {
   co_await session.upstream.process.async_wait(k_use);
@@ -374,8 +411,17 @@ awaitable<void> wait_for_upstream(Session& session)
   // Whatever the upstream left behind in its group goes with it.
   signal_upstream_group(session.upstream, SIGTERM);
   session.shutdown_timer.cancel();
+  const std::string tail = session.stderr_tail.text();
+  const std::string explained = tail.empty() ? "; it wrote nothing to stderr"
+                                             : "; the end of its stderr:\n" + tail;
   if (session.upstream_exited_early) {
-    session.log.error("the upstream server exited unexpectedly (" + describe_status(status) + ")");
+    session.log.error(std::string("the upstream server exited unexpectedly (")
+                      + describe_status(status) + ")"
+                      + (session.upstream_answered ? "" : " before answering anything")
+                      + explained);
+  } else if (status != 0 && !session.upstream_answered) {
+    session.log.error("the upstream server failed (" + describe_status(status)
+                      + ") before answering anything" + explained);
   } else {
     session.log.info("the upstream server exited (" + describe_status(status) + ")");
   }
@@ -390,6 +436,7 @@ awaitable<void> supervise(Session& session)
   asio::co_spawn(executor, drain_queue(session.to_upstream, session.upstream.input, session, "upstream"),
                  asio::detached);
   asio::co_spawn(executor, relay_upstream_to_client(session), asio::detached);
+  asio::co_spawn(executor, relay_upstream_stderr(session), asio::detached);
   asio::co_spawn(executor, relay_client_to_upstream(session), asio::detached);
 
   co_await wait_for_upstream(session);
@@ -408,6 +455,63 @@ awaitable<void> supervise(Session& session)
   session.client_in.cancel(ignored);
   session.to_upstream.close();
   co_await send(session.to_client, k_end_of_stream);
+}
+
+// Applies a changed config file: a valid one replaces the config in force
+// (what was read stays known); a broken one is rejected and the last good
+// config stays.
+void reload_config(Session& session)
+{
+  auto loaded = load_effective_config(session.inputs);
+  if (!loaded) {
+    session.log.error("config not reloaded, the last good config stays in force: "
+                      + loaded.error());
+    session.audit.write({{"event", "config_reload"}, {"file", *session.inputs.file},
+                         {"result", "rejected"}, {"reason", loaded.error()}});
+    return;
+  }
+  Config config = std::move(loaded).value();
+  const Mode previous = session.config.mode;
+  if (config.audit_log != session.audit.path()) {
+    if (config.audit_log.empty()) {
+      session.audit = AuditLog();
+    } else if (auto reopened = AuditLog::open(config.audit_log)) {
+      session.audit = std::move(reopened).value();
+    } else {
+      session.log.error(reopened.error() + "; keeping the previous audit log");
+      config.audit_log = session.audit.path();
+    }
+  }
+  session.config = config;
+  session.guard.set_config(config);
+  session.log.set_level(config.log_level);
+  session.log.info("reloaded the config from " + *session.inputs.file + " (mode "
+                   + std::string(to_string(config.mode)) + ")");
+  session.audit.write({{"event", "config_reload"}, {"file", *session.inputs.file},
+                       {"result", "applied"}});
+  if (config.mode != previous) {
+    session.log.warn("mode changed from " + std::string(to_string(previous)) + " to "
+                     + std::string(to_string(config.mode)));
+    session.audit.write({{"event", "mode_change"}, {"from", to_string(previous)},
+                         {"to", to_string(config.mode)}, {"source", config.sources["mode"]}});
+  }
+}
+
+awaitable<void> watch_config(Session& session)
+{
+  if (!session.inputs.file) {
+    co_return;
+  }
+  auto watch = ConfigWatch::start(session.context, *session.inputs.file);
+  if (!watch) {
+    session.log.warn(watch.error() + "; config changes need a restart");
+    co_return;
+  }
+  while (!session.upstream_status && co_await (*watch)->next_change()) {
+    if (!session.upstream_status) {
+      reload_config(session);
+    }
+  }
 }
 
 awaitable<void> handle_signals(Session& session, asio::signal_set& signals)
@@ -445,8 +549,31 @@ std::string working_directory()
 
 } // namespace
 
-int run_session(const Config& config, const std::vector<std::string>& command, Log& log)
+std::string command_line(const std::vector<std::string>& command)
 {
+  std::string text;
+  for (const auto& word : command) {
+    text += (text.empty() ? "" : " ") + word;
+  }
+  return text;
+}
+
+int run_session(const ConfigInputs& inputs, const Config& config,
+                const std::vector<std::string>& command, Log& log)
+{
+  AuditLog audit;
+  if (!config.audit_log.empty()) {
+    auto opened = AuditLog::open(config.audit_log);
+    if (!opened) {
+      log.error(opened.error());
+      return 1;
+    }
+    audit = std::move(opened).value();
+  }
+  log.summary("guarding \"" + command_line(command) + "\" (profile: detected from the server, mode: "
+              + std::string(to_string(config.mode)) + ", config: "
+              + (inputs.file ? *inputs.file : std::string("none")) + ", audit log: "
+              + (audit.enabled() ? audit.path() : std::string("off")) + ")");
   asio::io_context context;
   auto upstream = start_upstream(context, command);
   if (!upstream) {
@@ -455,6 +582,9 @@ int run_session(const Config& config, const std::vector<std::string>& command, L
   }
   Session session(context, std::move(upstream).value(), config, log, home_directory(),
                   working_directory());
+  session.inputs = inputs;
+  session.audit = std::move(audit);
+  session.guard.set_audit_log(&session.audit);
   asio::signal_set signals(context, SIGTERM, SIGINT, SIGHUP);
 
   asio::steady_timer last_words(context);
@@ -463,6 +593,7 @@ int run_session(const Config& config, const std::vector<std::string>& command, L
   asio::co_spawn(context, drain_queue(session.to_client, session.client_out, session, "client"),
                  [&](std::exception_ptr) { context.stop(); });
   asio::co_spawn(context, handle_signals(session, signals), asio::detached);
+  asio::co_spawn(context, watch_config(session), asio::detached);
   asio::co_spawn(context, supervise(session), [&](std::exception_ptr failure) {
     if (failure) {
       try {

@@ -21,7 +21,8 @@ TEST_SUITE("config")
     const auto config = parse_config(R"({
       // enforcement
       "mode": "warn", "log_level": "debug", "partial_read_allows_write": true,
-      "max_line_bytes": 2048, "tools": {"save": {"role": "write", "path": "file"}}
+      "max_line_bytes": 2048, "tools": {"save": {"role": "write", "path": "file"}},
+      "audit_log": "/tmp/fsguard-audit.jsonl"
     })", "test");
     REQUIRE(config.ok());
     CHECK(config->mode == Mode::warn);
@@ -30,6 +31,8 @@ TEST_SUITE("config")
     CHECK(config->max_line_bytes == 2048);
     CHECK(config->tools.contains("save"));
     CHECK_FALSE(config->tools.contains("write_file"));
+    CHECK(config->audit_log == "/tmp/fsguard-audit.jsonl");
+    CHECK(config->sources.at("mode").starts_with("file "));
   }
 
   TEST_CASE("bad values and unknown keys are errors that name the key")
@@ -43,10 +46,10 @@ TEST_SUITE("config")
 
   TEST_CASE("the flag beats the environment, which beats the file")
   {
-    CHECK(load_effective_config(std::nullopt, "warn", std::nullopt, std::nullopt)->mode == Mode::warn);
-    CHECK(load_effective_config(std::nullopt, "warn", Mode::off, std::nullopt)->mode == Mode::off);
-    CHECK_FALSE(load_effective_config(std::nullopt, "loud", std::nullopt, std::nullopt).ok());
-    CHECK_FALSE(load_effective_config("/nonexistent/fsguard.json", std::nullopt, std::nullopt, std::nullopt).ok());
+    CHECK(load_effective_config({std::nullopt, "warn", std::nullopt, std::nullopt})->mode == Mode::warn);
+    CHECK(load_effective_config({std::nullopt, "warn", Mode::off, std::nullopt})->mode == Mode::off);
+    CHECK_FALSE(load_effective_config({std::nullopt, "loud", std::nullopt, std::nullopt}).ok());
+    CHECK_FALSE(load_effective_config({"/nonexistent/fsguard.json", std::nullopt, std::nullopt, std::nullopt}).ok());
   }
 }
 

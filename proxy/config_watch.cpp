@@ -1,0 +1,88 @@
+#include "proxy/config_watch.hpp"
+
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace fsguard {
+
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
+constexpr auto k_settle = std::chrono::milliseconds(100);
+
+} // namespace
+
+ConfigWatch::ConfigWatch(asio::io_context& context, int fd, std::string name)
+  : m_events(context, fd), m_name(std::move(name))
+{
+}
+
+Result<std::unique_ptr<ConfigWatch>, std::string> ConfigWatch::start(asio::io_context& context,
+                                                                     const std::string& file)
+{
+  std::error_code error;
+  const auto absolute = std::filesystem::absolute(file, error);
+  if (error) {
+    return "cannot watch " + file + ": " + error.message();
+  }
+  const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) {
+    return "cannot watch " + file + ": " + std::strerror(errno);
+  }
+  const std::string directory = absolute.parent_path().string();
+  if (::inotify_add_watch(fd, directory.c_str(),
+                          IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM)
+      < 0) {
+    const int failure = errno;
+    ::close(fd);
+    return "cannot watch " + directory + ": " + std::strerror(failure);
+  }
+  return std::unique_ptr<ConfigWatch>(
+    new ConfigWatch(context, fd, absolute.filename().string()));
+}
+
+bool ConfigWatch::names_our_file(const char* events, std::size_t size) const
+{
+  for (std::size_t at = 0; at + sizeof(inotify_event) <= size;) {
+    inotify_event event;
+    std::memcpy(&event, events + at, sizeof event);
+    const char* name = events + at + sizeof(inotify_event);
+    if (event.len > 0 && m_name == std::string(name, ::strnlen(name, event.len))) {
+      return true;
+    }
+    at += sizeof(inotify_event) + event.len;
+  }
+  return false;
+}
+
+asio::awaitable<bool> ConfigWatch::next_change()
+{
+  alignas(inotify_event) std::array<char, 8192> buffer;
+  for (;;) {
+    auto [error, size] = co_await m_events.async_read_some(asio::buffer(buffer), k_use);
+    if (error) {
+      co_return false;
+    }
+    if (!names_our_file(buffer.data(), size)) {
+      continue;
+    }
+    // Editors write, rename and chmod in quick succession: let them finish.
+    asio::steady_timer settle(m_events.get_executor(), k_settle);
+    co_await settle.async_wait(k_use);
+    co_return true;
+  }
+}
+
+} // namespace fsguard
