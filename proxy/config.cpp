@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracker/profiles.hpp"
+
 namespace fsguard {
 
 std::optional<Mode> parse_mode(std::string_view name)
@@ -56,6 +58,12 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
         return where + ": \"max_line_bytes\" must be a whole number of at least 1024";
       }
       config.max_line_bytes = value.get<std::size_t>();
+    } else if (key == "profile") {
+      const std::string name = value.is_string() ? value.get<std::string>() : "";
+      if (name != "auto" && !profile_named(name)) {
+        return where + ": \"profile\" must be \"auto\" or one of " + profile_names();
+      }
+      config.profile = name;
     } else if (key == "tools") {
       auto tools = parse_tool_map(value);
       if (!tools) return where + ": " + tools.error();
@@ -152,8 +160,8 @@ std::string_view role_name(ToolRole role)
 
 std::string describe_config(const Config& config)
 {
-  nlohmann::ordered_json tools = nlohmann::ordered_json::object();
-  for (const auto& [name, spec] : config.tools) {
+  nlohmann::ordered_json tools = nullptr;
+  for (const auto& [name, spec] : config.tools.value_or(ToolMap{})) {
     nlohmann::ordered_json entry = {{"role", role_name(spec.role)}};
     entry[spec.role == ToolRole::move ? "source" : (spec.path_is_list ? "paths" : "path")] =
       spec.path_argument;
@@ -164,6 +172,7 @@ std::string describe_config(const Config& config)
   }
   const nlohmann::ordered_json values = {
     {"mode", to_string(config.mode)},
+    {"profile", config.profile},
     {"log_level", to_string(config.log_level)},
     {"partial_read_allows_write", config.partial_read_allows_write == PartialReadAllowsOverwrite::yes},
     {"max_line_bytes", config.max_line_bytes},

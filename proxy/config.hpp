@@ -31,7 +31,10 @@ struct Config {
   LogLevel log_level = LogLevel::warn;
   PartialReadAllowsOverwrite partial_read_allows_write = PartialReadAllowsOverwrite::no;
   std::size_t max_line_bytes = k_default_max_line_bytes;
-  ToolMap tools = server_filesystem_tools();
+  // "auto" (chosen from the server's initialize result) or a built-in
+  // profile's name; `tools`, if set, replaces the profile's tool map.
+  std::string profile = "auto";
+  std::optional<ToolMap> tools;
   // Directories every file tool is confined to (canonical); empty: no limit.
   std::vector<std::string> confine_to;
   // Where each key's value came from: "default", "file <path>",

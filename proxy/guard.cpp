@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <regex>
 
 #include "proxy/message.hpp"
 #include "proxy/real_disk.hpp"
@@ -86,7 +87,7 @@ std::string joined(const std::vector<std::string>& directories)
 
 Guard::Guard(Disk& disk, const Config& config, const Log& log, std::string home, std::string cwd)
   : m_disk(disk), m_config(config), m_log(log), m_tracker(disk),
-    m_paths(disk, std::move(home), std::move(cwd), log)
+    m_paths(disk, std::move(home), std::move(cwd), config.profile, log)
 {
 }
 
@@ -123,7 +124,8 @@ void Guard::on_tool_call(std::string line, const nlohmann::json& request, Outbox
 {
   const auto& params = member(request, "params");
   const auto& name = member(params, "name");
-  auto what = name.is_string() ? describe_call(m_config.tools, name.get_ref<const std::string&>(),
+  const ToolMap& tools = m_config.tools ? *m_config.tools : m_paths.tools();
+  auto what = name.is_string() ? describe_call(tools, name.get_ref<const std::string&>(),
                                                member(params, "arguments"))
                                : std::nullopt;
   if (!what) {
@@ -382,9 +384,17 @@ void Guard::record_response(const Call& call, const nlohmann::json& response)
       }
       read = parts_read(result_text(response), requested);
     }
+    ReadExtent extent = call.what.extent;
+    if (!call.what.whole_if_status.empty()) {
+      const std::string_view text = result_text(response);
+      const std::string first_line(text.substr(0, text.find('\n')));
+      if (!std::regex_match(first_line, std::regex(call.what.whole_if_status))) {
+        extent = ReadExtent::partial;
+      }
+    }
     for (std::size_t index = 0; index < call.files.size(); ++index) {
       if (call.files[index] && read[index]) {
-        m_tracker.finish_read(*call.files[index], call.read_starts[index], call.what.extent);
+        m_tracker.finish_read(*call.files[index], call.read_starts[index], extent);
       }
     }
     break;

@@ -27,11 +27,22 @@ std::string joined(const DirectorySet& directories)
 
 } // namespace
 
-ServerPaths::ServerPaths(Disk& disk, std::string home, std::string cwd, const Log& log)
+ServerPaths::ServerPaths(Disk& disk, std::string home, std::string cwd,
+                         const std::string& profile, const Log& log)
   : m_disk(disk), m_log(log)
 {
   m_context.home = std::move(home);
   m_context.cwd = std::move(cwd);
+  if (auto named = profile_named(profile)) {
+    m_profile = std::move(*named);
+    m_detect = false;
+    // Relative paths wait for the server's own directories, learned after
+    // its initialize result.
+    m_context.rules = m_profile.rules == PathRules::server_filesystem ? PathRules::absolute_only
+                                                                      : m_profile.rules;
+  } else {
+    m_profile = Profile{"auto", server_filesystem_tools(), PathRules::absolute_only};
+  }
 }
 
 void ServerPaths::on_client_request(std::string_view method, const std::string& key)
@@ -65,10 +76,25 @@ bool ServerPaths::on_upstream_response(const std::string& key, const nlohmann::j
                                        Outbox& out)
 {
   if (m_initialize_requests.erase(key) > 0) {
-    const auto& name = member(member(member(response, "result"), "serverInfo"), "name");
-    if (name.is_string() && name.get_ref<const std::string&>() == k_server_filesystem_name) {
-      m_context.rules = PathRules::server_filesystem;
-      m_log.debug("the upstream is server-filesystem: learning its allowed directories");
+    const auto& server = member(member(response, "result"), "serverInfo");
+    const auto& name = member(server, "name");
+    const auto& version = member(server, "version");
+    const std::string server_name = name.is_string() ? name.get<std::string>() : "";
+    if (m_detect) {
+      if (auto detected = profile_for_server(server_name, version.is_string()
+                                                            ? version.get<std::string>()
+                                                            : std::string())) {
+        m_profile = std::move(*detected);
+        m_log.info("the upstream is " + server_name + ": using the " + m_profile.name
+                   + " profile");
+      } else if (response.contains("result")) {
+        m_profile = Profile{"none", {}, PathRules::absolute_only};
+        m_log.warn("fsguard has no profile for the server \"" + server_name
+                   + "\", so nothing is guarded; map its tools with \"tools\" in the config");
+      }
+    }
+    m_context.rules = m_profile.rules;
+    if (m_profile.rules == PathRules::server_filesystem) {
       ask_for_listing(out);
     }
     return true;

@@ -15,6 +15,7 @@
 #include "proxy/outbox.hpp"
 #include "tracker/allowed_directories.hpp"
 #include "tracker/path.hpp"
+#include "tracker/profiles.hpp"
 
 namespace fsguard {
 
@@ -23,8 +24,15 @@ inline constexpr std::string_view k_own_id_prefix = "fsguard/";
 
 class ServerPaths {
 public:
-  // `home` and `cwd` are the upstream's $HOME and working directory.
-  ServerPaths(Disk& disk, std::string home, std::string cwd, const Log& log);
+  // `home` and `cwd` are the upstream's $HOME and working directory;
+  // `profile` is "auto" (detect the server) or a built-in profile's name.
+  ServerPaths(Disk& disk, std::string home, std::string cwd, const std::string& profile,
+              const Log& log);
+
+  // The upstream's tools as the profile maps them (before detection: the
+  // server-filesystem map, so nothing slips through while it is unknown).
+  const ToolMap& tools() const { return m_profile.tools; }
+  const std::string& profile_name() const { return m_profile.name; }
 
   // What resolving a path depends on right now.
   const PathContext& context() const { return m_context; }
@@ -68,6 +76,8 @@ private:
   Disk& m_disk;
   const Log& m_log;
   PathContext m_context;
+  Profile m_profile;
+  bool m_detect = true; // choose the profile from the initialize result
   AllowedDirectories m_allowed;
   std::unordered_set<std::string> m_initialize_requests;
   std::unordered_set<std::string> m_roots_requests;

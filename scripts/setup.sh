@@ -64,25 +64,32 @@ node_major="$(node -p 'process.versions.node.split(".")[0]')"
 ((node_major >= 18)) || die "node $(node --version) is too old; the MCP SDK needs node >= 18"
 
 # ---------------------------------------------------------------- npm
-it_dir=tests/integration
-[[ -f "$it_dir/package.json" ]] || die "$it_dir/package.json is missing"
-# npm writes node_modules/.package-lock.json on every install: use it as the
-# stamp of the last install.
-stamp="$it_dir/node_modules/.package-lock.json"
-if [[ -f "$it_dir/package-lock.json" ]]; then
-  manifest="$it_dir/package-lock.json"
-  npm_cmd=(npm ci)
-else
-  manifest="$it_dir/package.json"
-  npm_cmd=(npm install)
-fi
-if [[ ! -f "$stamp" || "$manifest" -nt "$stamp" || "$it_dir/package.json" -nt "$stamp" ]]; then
-  step "installing npm packages in $it_dir (${npm_cmd[*]})"
-  (cd "$it_dir" && "${npm_cmd[@]}" --no-audit --no-fund >&2) ||
-    die "'${npm_cmd[*]}' failed in $it_dir"
-else
-  step "npm packages: up to date"
-fi
+# tests/integration: the SDK client and the MCP servers the tests run.
+# tests/profiles: third-party filesystem servers for the profile tests
+# (installed with scripts disabled by its .npmrc).
+install_npm_folder() {
+  local dir="$1"
+  [[ -f "$dir/package.json" ]] || die "$dir/package.json is missing"
+  # npm writes node_modules/.package-lock.json on every install: use it as the
+  # stamp of the last install.
+  local stamp="$dir/node_modules/.package-lock.json" manifest npm_cmd
+  if [[ -f "$dir/package-lock.json" ]]; then
+    manifest="$dir/package-lock.json"
+    npm_cmd=(npm ci)
+  else
+    manifest="$dir/package.json"
+    npm_cmd=(npm install)
+  fi
+  if [[ ! -f "$stamp" || "$manifest" -nt "$stamp" || "$dir/package.json" -nt "$stamp" ]]; then
+    step "installing npm packages in $dir (${npm_cmd[*]})"
+    (cd "$dir" && "${npm_cmd[@]}" --no-audit --no-fund >&2) ||
+      die "'${npm_cmd[*]}' failed in $dir"
+  else
+    step "npm packages in $dir: up to date"
+  fi
+}
+install_npm_folder tests/integration
+install_npm_folder tests/profiles
 
 # ---------------------------------------------------------------- build
 [[ -f CMakeLists.txt ]] || die "CMakeLists.txt is missing at the repository root"

@@ -167,6 +167,13 @@ Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
     return canonical_path(disk, raw);
   }
   const bool home_relative = raw == "~" || raw.starts_with("~/");
+  if (context.rules == PathRules::working_directory) {
+    const auto absolute = server_absolute_path(raw, context.home, context.cwd, {});
+    if (!absolute) {
+      return PathError{"the server would refuse this path"};
+    }
+    return canonical_path(disk, *absolute);
+  }
   if (home_relative && context.home.empty()) {
     return PathError{"the path starts with ~, and the server's home directory is unknown"};
   }

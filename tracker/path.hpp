@@ -24,6 +24,7 @@ struct PathError {
 enum class PathRules {
   absolute_only,     // unknown server: only absolute paths can be resolved
   server_filesystem, // "~" and relative paths as server-filesystem resolves them
+  working_directory, // "~" expands to $HOME, relative paths resolve against the cwd
 };
 
 // What resolving a path depends on besides the filesystem.

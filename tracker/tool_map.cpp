@@ -137,6 +137,16 @@ std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view 
   call.tool = std::string(tool);
   call.role = spec.role;
   call.path_list = spec.path_is_list;
+  call.whole_if_status = spec.whole_if_status;
+  if (!spec.role_argument.empty()) {
+    const auto selector = args.find(spec.role_argument);
+    if (selector != args.end() && selector->is_string()) {
+      const auto role = spec.role_by_value.find(selector->get<std::string>());
+      if (role != spec.role_by_value.end()) {
+        call.role = role->second;
+      }
+    }
+  }
   if (spec.path_is_list) {
     const auto list = args.find(spec.path_argument);
     if (list != args.end() && list->is_array()) {

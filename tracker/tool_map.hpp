@@ -31,6 +31,13 @@ struct ToolSpec {
   std::vector<std::string> partial_if_set;  // e.g. head, tail
   std::string dry_run_argument;             // true => the call writes nothing
   std::string destination_argument;         // a move's target
+  // The read is whole only if the first line of its result text matches
+  // this regular expression (a server that reports truncation in-band).
+  std::string whole_if_status;
+  // Another role when argument `role_argument` has one of these values
+  // (write_file with mode "append" edits).
+  std::string role_argument;
+  std::map<std::string, ToolRole> role_by_value;
 };
 
 using ToolMap = std::map<std::string, ToolSpec, std::less<>>;
@@ -54,6 +61,7 @@ struct GuardedCall {
   ToolRole role = ToolRole::read;
   std::vector<PathArgument> paths; // a move: {source, destination}
   bool path_list = false;          // one response part per path (read_multiple_files)
+  std::string whole_if_status;     // see ToolSpec
   ReadExtent extent = ReadExtent::whole;
 };
 

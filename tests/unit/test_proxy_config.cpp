@@ -13,7 +13,8 @@ TEST_SUITE("config")
     REQUIRE(config.ok());
     CHECK(config->mode == Mode::enforce);
     CHECK(config->max_line_bytes == k_default_max_line_bytes);
-    CHECK(config->tools.contains("write_file"));
+    CHECK(config->profile == "auto");
+    CHECK_FALSE(config->tools);
   }
 
   TEST_CASE("every key is read, and comments are allowed")
@@ -29,8 +30,8 @@ TEST_SUITE("config")
     CHECK(config->log_level == LogLevel::debug);
     CHECK(config->partial_read_allows_write == PartialReadAllowsOverwrite::yes);
     CHECK(config->max_line_bytes == 2048);
-    CHECK(config->tools.contains("save"));
-    CHECK_FALSE(config->tools.contains("write_file"));
+    CHECK(config->tools->contains("save"));
+    CHECK_FALSE(config->tools->contains("write_file"));
     CHECK(config->audit_log == "/tmp/fsguard-audit.jsonl");
     CHECK(config->sources.at("mode").starts_with("file "));
   }
@@ -41,6 +42,8 @@ TEST_SUITE("config")
     CHECK(parse_config(R"({"mdoe":"warn"})", "f").error().find("mdoe") != std::string::npos);
     CHECK(parse_config(R"({"max_line_bytes":-1})", "f").error().find("max_line_bytes") != std::string::npos);
     CHECK_FALSE(parse_config("[]", "f").ok());
+    CHECK(parse_config(R"({"profile":"vim"})", "f").error().find("desktop-commander") != std::string::npos);
+    CHECK(parse_config(R"({"profile":"desktop-commander"})", "f")->profile == "desktop-commander");
     CHECK_FALSE(parse_config("{", "f").ok());
   }
 

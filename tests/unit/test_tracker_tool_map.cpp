@@ -82,3 +82,32 @@ TEST_SUITE("tool_map")
     CHECK_FALSE(parse_tool_map(json::parse(R"([])")).ok());
   }
 }
+
+#include "tracker/profiles.hpp"
+
+TEST_SUITE("profiles")
+{
+  TEST_CASE("profiles are chosen from the server's name and version")
+  {
+    CHECK(profile_for_server("secure-filesystem-server", "0.2.0")->name == "server-filesystem");
+    CHECK(profile_for_server("secure-filesystem-server", "1.2.29")->name == "agent-infra-filesystem");
+    CHECK(profile_for_server("desktop-commander", "0.2.52")->name == "desktop-commander");
+    CHECK_FALSE(profile_for_server("example-servers/everything", "1.0.0"));
+    CHECK(profile_named("server-filesystem")->rules == PathRules::server_filesystem);
+    CHECK(profile_named("agent-infra-filesystem")->rules == PathRules::working_directory);
+    CHECK_FALSE(profile_named("auto"));
+  }
+
+  TEST_CASE("desktop-commander: append is an edit, edit_block names its file in file_path")
+  {
+    const ToolMap tools = profile_named("desktop-commander")->tools;
+    CHECK(describe_call(tools, "write_file", json{{"path", "/a"}})->role == ToolRole::write);
+    CHECK(describe_call(tools, "write_file", json{{"path", "/a"}, {"mode", "rewrite"}})->role == ToolRole::write);
+    CHECK(describe_call(tools, "write_file", json{{"path", "/a"}, {"mode", "append"}})->role == ToolRole::edit);
+    const auto edit = describe_call(tools, "edit_block", json{{"file_path", "/f"}, {"old_string", "x"}});
+    CHECK(edit->role == ToolRole::edit);
+    CHECK(*edit->paths[0].raw == "/f");
+    CHECK_FALSE(describe_call(tools, "read_multiple_files", json{{"paths", {"/a"}}}));
+    CHECK_FALSE(describe_call(tools, "read_file", json{{"path", "/a"}})->whole_if_status.empty());
+  }
+}

@@ -1,0 +1,106 @@
+#include "tracker/profiles.hpp"
+
+#include "tracker/server_filesystem.hpp"
+
+namespace fsguard {
+
+namespace {
+
+ToolSpec spec(ToolRole role, std::string path_argument = "path")
+{
+  ToolSpec tool;
+  tool.role = role;
+  tool.path_argument = std::move(path_argument);
+  return tool;
+}
+
+void add_others(ToolMap& tools, std::initializer_list<const char*> names)
+{
+  for (const char* name : names) {
+    tools[name] = spec(ToolRole::other);
+  }
+}
+
+// @agent-infra/mcp-server-filesystem: a fork of the older reference server.
+// It resolves relative paths against its working directory.
+Profile agent_infra_filesystem()
+{
+  Profile profile{"agent-infra-filesystem", {}, PathRules::working_directory};
+  ToolMap& tools = profile.tools;
+  tools["read_file"] = spec(ToolRole::read);
+  ToolSpec many = spec(ToolRole::read, "paths");
+  many.path_is_list = true;
+  tools["read_multiple_files"] = many;
+  tools["write_file"] = spec(ToolRole::write);
+  ToolSpec edit = spec(ToolRole::edit);
+  edit.dry_run_argument = "dryRun";
+  tools["edit_file"] = edit;
+  ToolSpec move = spec(ToolRole::move, "source");
+  move.destination_argument = "destination";
+  tools["move_file"] = move;
+  add_others(tools, {"create_directory", "list_directory", "directory_tree", "search_files",
+                     "get_file_info"});
+  return profile;
+}
+
+// @wonderwhy-er/desktop-commander. read_file shows at most `length` lines
+// (1000 by default) and says so in a status line; only a read whose status
+// says it started at the top and left nothing out is whole. Its
+// read_multiple_files has another format and is not counted as a read.
+Profile desktop_commander()
+{
+  Profile profile{"desktop-commander", {}, PathRules::absolute_only};
+  ToolMap& tools = profile.tools;
+  ToolSpec read = spec(ToolRole::read);
+  read.whole_if_status = R"(\[Reading [0-9]+ lines from start \(total: [0-9]+ lines, 0 remaining\)\])";
+  tools["read_file"] = read;
+  ToolSpec write = spec(ToolRole::write);
+  write.role_argument = "mode";
+  write.role_by_value = {{"append", ToolRole::edit}};
+  tools["write_file"] = write;
+  tools["edit_block"] = spec(ToolRole::edit, "file_path");
+  ToolSpec move = spec(ToolRole::move, "source");
+  move.destination_argument = "destination";
+  tools["move_file"] = move;
+  add_others(tools, {"create_directory", "list_directory", "get_file_info"});
+  return profile;
+}
+
+} // namespace
+
+std::optional<Profile> profile_named(std::string_view name)
+{
+  if (name == "server-filesystem") {
+    return Profile{"server-filesystem", server_filesystem_tools(), PathRules::server_filesystem};
+  }
+  if (name == "agent-infra-filesystem") {
+    return agent_infra_filesystem();
+  }
+  if (name == "desktop-commander") {
+    return desktop_commander();
+  }
+  return std::nullopt;
+}
+
+std::optional<Profile> profile_for_server(std::string_view server_name,
+                                          std::string_view server_version)
+{
+  if (server_name == k_server_filesystem_name) {
+    // The fork keeps the reference server's name; its versions start at 1,
+    // the reference server's at 0.
+    const bool fork = !server_version.empty() && server_version.front() >= '1'
+                      && server_version.front() <= '9';
+    return profile_named(fork ? "agent-infra-filesystem" : "server-filesystem");
+  }
+  if (server_name == "desktop-commander") {
+    return profile_named("desktop-commander");
+  }
+  return std::nullopt;
+}
+
+std::string profile_names()
+{
+  return "server-filesystem, agent-infra-filesystem, desktop-commander";
+}
+
+} // namespace fsguard

@@ -1,0 +1,32 @@
+// Built-in profiles: for each known filesystem server, which tools read and
+// write which files, and how it turns a path argument into a file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tracker/path.hpp"
+#include "tracker/tool_map.hpp"
+
+namespace fsguard {
+
+struct Profile {
+  std::string name;
+  ToolMap tools;
+  PathRules rules = PathRules::absolute_only;
+};
+
+// The profile called `name` ("server-filesystem", "agent-infra-filesystem",
+// "desktop-commander"), if there is one.
+std::optional<Profile> profile_named(std::string_view name);
+
+// The profile for the server that introduced itself as `server_name`
+// `server_version` in its initialize result, if fsguard knows it.
+std::optional<Profile> profile_for_server(std::string_view server_name,
+                                          std::string_view server_version);
+
+// The names of all built-in profiles, for messages.
+std::string profile_names();
+
+} // namespace fsguard
