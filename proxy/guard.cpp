@@ -354,17 +354,27 @@ void Guard::after_listing(Outbox& out)
   m_listings_for_waiting = 0;
 }
 
-bool Guard::on_response(const std::string& key, const nlohmann::json& response, Outbox& out)
+bool Guard::on_response(const std::string& key, std::string_view line, Outbox& out)
 {
   auto found = m_in_flight.find(key);
   if (found == m_in_flight.end()) {
-    const bool forward = m_paths.on_upstream_response(key, response, out);
+    const bool forward =
+      m_paths.on_upstream_response(key, nlohmann::json::parse(line, nullptr, false), out);
     after_listing(out);
     return forward;
   }
   Call call = std::move(found->second);
   m_in_flight.erase(found);
-  if (succeeded(response)) {
+  // Most responses only need their outcome, which a skim finds without
+  // parsing megabytes of file content; the rest need the text.
+  const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty();
+  const auto skimmed = needs_text ? std::nullopt : skim_tool_succeeded(line);
+  if (skimmed) {
+    if (*skimmed) {
+      record_response(call, nlohmann::json());
+    }
+  } else if (const auto response = nlohmann::json::parse(line, nullptr, false);
+             succeeded(response)) {
     record_response(call, response);
   }
   mark_busy(call, -1);

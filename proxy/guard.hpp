@@ -51,9 +51,10 @@ public:
     return m_in_flight.contains(key) || m_paths.awaits_upstream(key);
   }
 
-  // Takes the upstream's `response` to `key`; may release parked calls into
-  // `out`. Returns false if the response must not reach the client.
-  bool on_response(const std::string& key, const nlohmann::json& response, Outbox& out);
+  // Takes the upstream's response `line` to `key`; may release parked calls
+  // into `out`. Returns false if the response must not reach the client.
+  // Parses the line fully only when its content matters.
+  bool on_response(const std::string& key, std::string_view line, Outbox& out);
 
 private:
   struct Call {

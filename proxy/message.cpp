@@ -67,45 +67,39 @@ class Skimmer {
 public:
   explicit Skimmer(std::string_view text) : m_text(text) {}
 
-  SkimmedMessage run()
+  // Walks the members of the object `m_text` holds, calling
+  // `visit(key, raw_value)` for each; false if it is not a plain object.
+  template <class Visit>
+  bool walk(Visit visit)
   {
-    SkimmedMessage skimmed;
     skip_space();
     if (!consume('{')) {
-      return skimmed;
+      return false;
     }
     skip_space();
     if (consume('}')) {
-      skimmed.is_json_object = at_end_after_space();
-      return skimmed;
+      return at_end_after_space();
     }
     for (;;) {
       skip_space();
       const std::size_t key_start = m_at;
       if (!skip_string()) {
-        return {};
+        return false;
       }
       const std::string_view key = m_text.substr(key_start + 1, m_at - key_start - 2);
       if (key.find('\\') != std::string_view::npos) {
-        return {}; // escaped keys: let the full parser decide
+        return false; // escaped keys: let the full parser decide
       }
       skip_space();
       if (!consume(':')) {
-        return {};
+        return false;
       }
       skip_space();
       const std::size_t value_start = m_at;
       if (!skip_value()) {
-        return {};
+        return false;
       }
-      if (key == "id") {
-        skimmed.raw_id = m_text.substr(value_start, m_at - value_start);
-      } else if (key == "method") {
-        skimmed.has_method = true;
-        skimmed.raw_method = m_text.substr(value_start, m_at - value_start);
-      } else if (key == "result" || key == "error") {
-        skimmed.has_result_or_error = true;
-      }
+      visit(key, m_text.substr(value_start, m_at - value_start));
       skip_space();
       if (consume(',')) {
         continue;
@@ -113,9 +107,30 @@ public:
       if (consume('}')) {
         break;
       }
+      return false;
+    }
+    return at_end_after_space();
+  }
+
+  SkimmedMessage run()
+  {
+    SkimmedMessage skimmed;
+    int ids = 0;
+    const bool object = walk([&](std::string_view key, std::string_view value) {
+      if (key == "id") {
+        skimmed.raw_id = value;
+        ++ids;
+      } else if (key == "method") {
+        skimmed.has_method = true;
+        skimmed.raw_method = value;
+      } else if (key == "result" || key == "error") {
+        skimmed.has_result_or_error = true;
+      }
+    });
+    if (!object || ids > 1) {
       return {};
     }
-    skimmed.is_json_object = at_end_after_space();
+    skimmed.is_json_object = true;
     return skimmed;
   }
 
@@ -211,6 +226,40 @@ private:
 SkimmedMessage skim_message(std::string_view line)
 {
   return Skimmer(line).run();
+}
+
+std::optional<bool> skim_tool_succeeded(std::string_view line)
+{
+  std::string_view result;
+  bool has_error = false;
+  int results = 0;
+  if (!Skimmer(line).walk([&](std::string_view key, std::string_view value) {
+        if (key == "result") {
+          result = value;
+          ++results;
+        } else if (key == "error") {
+          has_error = true;
+        }
+      })) {
+    return std::nullopt;
+  }
+  if (has_error || results != 1) {
+    return results == 0 && has_error ? std::optional(false) : std::nullopt;
+  }
+  std::string_view is_error;
+  int flags = 0;
+  if (!Skimmer(result).walk([&](std::string_view key, std::string_view value) {
+        if (key == "isError") {
+          is_error = value;
+          ++flags;
+        }
+      })) {
+    return std::nullopt;
+  }
+  if (flags > 1) {
+    return std::nullopt;
+  }
+  return is_error != "true";
 }
 
 std::string error_response(const nlohmann::json& id, int code, std::string_view message)

@@ -48,6 +48,11 @@ struct SkimmedMessage {
 // looking object; callers then fall back to a full parse.
 SkimmedMessage skim_message(std::string_view line);
 
+// Whether the tool-call response `line` succeeded (a result without
+// "isError": true), found by a skim; nothing when only a full parse can
+// tell (escaped or repeated keys, odd shapes).
+std::optional<bool> skim_tool_succeeded(std::string_view line);
+
 // A JSON-RPC error response line (with trailing newline) for `id` (a JSON
 // value; null if unknown).
 std::string error_response(const nlohmann::json& id, int code, std::string_view message);

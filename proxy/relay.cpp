@@ -316,16 +316,48 @@ awaitable<void> relay_client_to_upstream(Session& session)
   co_await stop_upstream(session);
 }
 
+// The id key and method of an upstream line that the skim could not read
+// (escaped or repeated keys): from a full parse, or nothing if not JSON.
+std::optional<SkimmedMessage> parse_upstream_line(std::string_view text,
+                                                  std::string& raw_id, std::string& raw_method)
+{
+  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  if (parsed.is_discarded()) {
+    return std::nullopt;
+  }
+  SkimmedMessage message;
+  message.is_json_object = parsed.is_object();
+  if (parsed.is_object()) {
+    if (parsed.contains("id")) {
+      raw_id = parsed["id"].dump();
+      message.raw_id = raw_id;
+    }
+    if (parsed.contains("method")) {
+      message.has_method = true;
+      raw_method = parsed["method"].dump();
+      message.raw_method = raw_method;
+    }
+    message.has_result_or_error = parsed.contains("result") || parsed.contains("error");
+  }
+  return message;
+}
+
 awaitable<void> handle_upstream_line(Session& session, std::string_view text)
 {
-  const SkimmedMessage skimmed = skim_message(text);
   session.upstream_answered = true;
-  if (!skimmed.is_json_object && !nlohmann::json::accept(text)) {
-    constexpr std::size_t k_shown = 500;
-    session.log.warn("the upstream wrote a line that is not JSON-RPC to stdout (not relayed): "
-                     + std::string(text.substr(0, k_shown))
-                     + (text.size() > k_shown ? "..." : ""));
-    co_return;
+  SkimmedMessage skimmed = skim_message(text);
+  std::string raw_id;
+  std::string raw_method;
+  if (!skimmed.is_json_object) {
+    const auto parsed = parse_upstream_line(text, raw_id, raw_method);
+    if (!parsed) {
+      constexpr std::size_t k_shown = 500;
+      session.log.warn("the upstream wrote a line that is not JSON-RPC to stdout (not relayed): "
+                       + std::string(text.substr(0, k_shown))
+                       + (text.size() > k_shown ? "..." : ""));
+      co_return;
+    }
+    skimmed = *parsed;
   }
   if (!skimmed.raw_id.empty()) {
     const auto id = nlohmann::json::parse(skimmed.raw_id, nullptr, false);
@@ -338,9 +370,8 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
     } else if (skimmed.has_result_or_error) {
       session.pending.erase(key);
       if (session.guard.awaits(key)) {
-        const auto response = nlohmann::json::parse(text, nullptr, false);
         Outbox out;
-        if (session.guard.on_response(key, response, out)) {
+        if (session.guard.on_response(key, text, out)) {
           co_await send(session.to_client, std::string(text) + "\n");
         }
         co_await flush(session, out);
