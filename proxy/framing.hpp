@@ -52,8 +52,33 @@ public:
     }
   }
 
+  // The line that next() just returned, with its newline, as a string of
+  // its own. A line that starts the buffer (every long line does) is moved
+  // out without copying; only the bytes after it are copied back.
+  std::string take_line()
+  {
+    const std::size_t begin = m_taken_begin;
+    const std::size_t end = m_taken_end; // one past the newline, or the end
+    std::string line;
+    if (begin == 0 && end > k_copy_below) {
+      line = std::move(m_buffer);
+      m_buffer.assign(line, end, std::string::npos);
+      line.resize(end);
+      m_line_start -= end;
+      m_scanned -= end;
+    } else {
+      line.assign(m_buffer, begin, end - begin);
+    }
+    if (line.empty() || line.back() != '\n') {
+      line += '\n';
+    }
+    m_taken_begin = m_taken_end = 0;
+    return line;
+  }
+
 private:
   static constexpr std::size_t k_read_chunk = 256 * 1024;
+  static constexpr std::size_t k_copy_below = 64 * 1024;
 
   LineEvent take_buffered_line()
   {
@@ -66,6 +91,8 @@ private:
       }
       const std::size_t end = static_cast<const char*>(newline) - begin;
       std::string_view text(begin + m_line_start, end - m_line_start);
+      m_taken_begin = m_line_start;
+      m_taken_end = end + 1;
       m_line_start = m_scanned = end + 1;
       if (m_discarding || text.size() > m_max_line_bytes) {
         m_discarding = false;
@@ -91,6 +118,8 @@ private:
     }
     if (m_line_start < m_buffer.size()) {
       std::string_view text(m_buffer.data() + m_line_start, m_buffer.size() - m_line_start);
+      m_taken_begin = m_line_start;
+      m_taken_end = m_buffer.size();
       m_line_start = m_scanned = m_buffer.size();
       return LineEvent{LineStatus::line, text};
     }
@@ -122,6 +151,8 @@ private:
   std::size_t m_scanned = 0;    // bytes already searched for a newline
   bool m_discarding = false;
   bool m_eof = false;
+  std::size_t m_taken_begin = 0; // the last line returned, for take_line()
+  std::size_t m_taken_end = 0;
 };
 
 } // namespace fsguard

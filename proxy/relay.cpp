@@ -45,7 +45,9 @@ constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
 // Lines waiting for one output stream. One writer coroutine drains it, so
 // writes never overlap; its bounded capacity pushes back on the producers.
 using LineQueue = asio::experimental::channel<void(boost::system::error_code, std::string)>;
-constexpr std::size_t k_queue_capacity = 16;
+// One line waiting per stream bounds fsguard's memory to a few times the
+// largest message, and stops reading a peer while the other is slow.
+constexpr std::size_t k_queue_capacity = 1;
 
 // Grace periods of the shutdown: stdin closed, then SIGTERM, then SIGKILL.
 constexpr auto k_shutdown_step = 2s;
@@ -217,8 +219,11 @@ void schedule_listing(Session& session)
   }
 }
 
-awaitable<void> handle_client_line(Session& session, std::string_view text)
+// Handles one client line: `line` is the line with its newline (owned, to
+// forward without copying), `text` the same without it.
+awaitable<void> handle_client_line(Session& session, std::string line)
 {
+  const std::string_view text(line.data(), line.size() - 1);
   ClientMessage message = parse_client_message(text);
   switch (message.kind) {
   case MessageKind::invalid:
@@ -260,7 +265,7 @@ awaitable<void> handle_client_line(Session& session, std::string_view text)
     session.guard.server_paths().on_client_request(method_of(message.body), id_key(id));
     if (method_of(message.body) == "tools/call") {
       Outbox out;
-      session.guard.on_tool_call(std::string(text) + "\n", message.body, out);
+      session.guard.on_tool_call(std::move(line), message.body, out);
       co_await flush(session, out);
       co_return;
     }
@@ -271,7 +276,7 @@ awaitable<void> handle_client_line(Session& session, std::string_view text)
     if (session.guard.server_paths().awaits_client(key) && !session.upstream_status) {
       // The client's roots: forward them first, then ask the server which
       // directories it adopted.
-      co_await send(session.to_upstream, std::string(text) + "\n");
+      co_await send(session.to_upstream, std::move(line));
       Outbox out;
       session.guard.server_paths().on_client_response(key, message.body, out);
       co_await flush(session, out);
@@ -284,7 +289,7 @@ awaitable<void> handle_client_line(Session& session, std::string_view text)
     break;
   }
   if (!session.upstream_status) {
-    co_await send(session.to_upstream, std::string(text) + "\n");
+    co_await send(session.to_upstream, std::move(line));
   }
 }
 
@@ -310,7 +315,7 @@ awaitable<void> relay_client_to_upstream(Session& session)
     if (event.text.find_first_not_of(" \t\r") == std::string_view::npos) {
       continue;
     }
-    co_await handle_client_line(session, event.text);
+    co_await handle_client_line(session, reader.take_line());
   }
   session.client_done = true;
   co_await stop_upstream(session);
@@ -342,8 +347,10 @@ std::optional<SkimmedMessage> parse_upstream_line(std::string_view text,
   return message;
 }
 
-awaitable<void> handle_upstream_line(Session& session, std::string_view text)
+// Handles one upstream line, owned with its newline as for the client.
+awaitable<void> handle_upstream_line(Session& session, std::string line)
 {
+  const std::string_view text(line.data(), line.size() - 1);
   session.upstream_answered = true;
   SkimmedMessage skimmed = skim_message(text);
   std::string raw_id;
@@ -372,7 +379,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
       if (session.guard.awaits(key)) {
         Outbox out;
         if (session.guard.on_response(key, text, out)) {
-          co_await send(session.to_client, std::string(text) + "\n");
+          co_await send(session.to_client, std::move(line));
         }
         co_await flush(session, out);
         schedule_listing(session);
@@ -380,7 +387,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
       }
     }
   }
-  co_await send(session.to_client, std::string(text) + "\n");
+  co_await send(session.to_client, std::move(line));
 }
 
 awaitable<void> relay_upstream_to_client(Session& session)
@@ -399,7 +406,7 @@ awaitable<void> relay_upstream_to_client(Session& session)
       continue;
     }
     if (event.text.find_first_not_of(" \t\r") != std::string_view::npos) {
-      co_await handle_upstream_line(session, event.text);
+      co_await handle_upstream_line(session, reader.take_line());
     }
   }
   session.upstream_output_done = true;

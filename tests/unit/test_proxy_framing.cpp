@@ -18,6 +18,7 @@ namespace {
 
 struct Collected {
   std::vector<std::string> lines;
+  std::vector<std::string> taken; // take_line() after each line
   int too_long = 0;
 };
 
@@ -43,8 +44,12 @@ Collected frame(const std::string& input, std::size_t max_line_bytes)
     for (;;) {
       const LineEvent event = co_await reader.next();
       if (event.status == LineStatus::eof) break;
-      if (event.status == LineStatus::too_long) ++collected.too_long;
-      else collected.lines.emplace_back(event.text);
+      if (event.status == LineStatus::too_long) {
+        ++collected.too_long;
+      } else {
+        collected.lines.emplace_back(event.text);
+        collected.taken.push_back(reader.take_line());
+      }
     }
   }, boost::asio::detached);
   context.run();
@@ -60,6 +65,7 @@ TEST_SUITE("framing")
   {
     const auto collected = frame("one\ntwo\r\n\nthree", 1024);
     CHECK(collected.lines == std::vector<std::string>{"one", "two\r", "", "three"});
+    CHECK(collected.taken == std::vector<std::string>{"one\n", "two\r\n", "\n", "three\n"});
     CHECK(collected.too_long == 0);
   }
 
@@ -78,11 +84,27 @@ TEST_SUITE("framing")
     REQUIRE(collected.lines.size() == 2);
     CHECK(collected.lines[0] == big);
     CHECK(collected.lines[1] == "small");
+    CHECK(collected.taken[0] == big + "\n");
+    CHECK(collected.taken[1] == "small\n");
   }
 }
 
 TEST_SUITE("framing")
 {
+  TEST_CASE("taking long lines one after another keeps every byte in order")
+  {
+    std::string input;
+    std::vector<std::string> expected;
+    for (int index = 0; index < 6; ++index) {
+      expected.push_back(std::string(100'000 + index * 77'777, static_cast<char>('a' + index)) + "\n");
+      input += expected.back();
+      expected.push_back("short " + std::to_string(index) + "\n");
+      input += expected.back();
+    }
+    const auto collected = frame(input, 64 * 1024 * 1024);
+    CHECK(collected.taken == expected);
+  }
+
   TEST_CASE("a complete line over the limit that arrives in one read is still refused")
   {
     const std::string long_line(10'000, 'z');
