@@ -134,6 +134,11 @@ private:
       m_line_start = 0;
     }
     const std::size_t used = m_buffer.size();
+    if (m_buffer.capacity() < used + k_read_chunk) {
+      // Grow by a quarter, not the usual doubling: a 60 MiB line then
+      // needs about 75 MiB, not 128.
+      m_buffer.reserve(used + k_read_chunk + used / 4);
+    }
     m_buffer.resize(used + k_read_chunk);
     auto [error, count] = co_await m_stream.async_read_some(
       boost::asio::buffer(m_buffer.data() + used, k_read_chunk),

@@ -91,7 +91,8 @@ Guard::Guard(Disk& disk, const Config& config, const Log& log, std::string home,
 {
 }
 
-Guard::Call Guard::describe(const nlohmann::json& request, GuardedCall what)
+Guard::Call Guard::describe(const nlohmann::json& request, GuardedCall what,
+                            const std::optional<ContentHash>& content_hash)
 {
   Call call;
   call.id = member(request, "id");
@@ -111,16 +112,14 @@ Guard::Call Guard::describe(const nlohmann::json& request, GuardedCall what)
     }
   }
   if (what.role == ToolRole::write) {
-    const auto& content = member(member(member(request, "params"), "arguments"), "content");
-    if (content.is_string()) {
-      call.expected = hash_bytes(content.get_ref<const std::string&>());
-    }
+    call.expected = content_hash;
   }
   call.what = std::move(what);
   return call;
 }
 
-void Guard::on_tool_call(std::string line, const nlohmann::json& request, Outbox& out)
+void Guard::on_tool_call(std::string line, const nlohmann::json& request,
+                         const std::optional<ContentHash>& content_hash, Outbox& out)
 {
   const auto& params = member(request, "params");
   const auto& name = member(params, "name");
@@ -135,14 +134,14 @@ void Guard::on_tool_call(std::string line, const nlohmann::json& request, Outbox
     out.to_upstream.push_back(std::move(line)); // not a file tool, or a dry run
     return;
   }
-  Call call = describe(request, std::move(*what));
+  Call call = describe(request, std::move(*what), content_hash);
   if (awaits_directories(call)) {
     // The server's allowed directories are in doubt: ask it, and hold the
     // call rather than refuse a path that will resolve in a moment.
     if (!m_paths.listing_in_flight()) {
       m_paths.ask_for_listing(out);
     }
-    m_parked.push_back(Parked{std::move(line), std::move(call), request, true});
+    m_parked.push_back(Parked{std::move(line), std::move(call), request, content_hash, true});
     return;
   }
   if (auto veto = confinement_veto(call)) {
@@ -163,7 +162,7 @@ void Guard::on_tool_call(std::string line, const nlohmann::json& request, Outbox
   }
   if (changes_files(call.what.role) && blocked(call, m_parked.size())) {
     m_log.debug("holding " + call.what.tool + " " + key + " until an earlier call on its file ends");
-    m_parked.push_back(Parked{std::move(line), std::move(call), {}, false});
+    m_parked.push_back(Parked{std::move(line), std::move(call), {}, {}, false});
     return;
   }
   start(std::move(line), std::move(call), out);
@@ -349,7 +348,7 @@ void Guard::after_listing(Outbox& out)
   }
   // Past the limit, awaits_directories() lets them through to a decision.
   for (auto& parked : waiting) {
-    on_tool_call(std::move(parked.line), parked.request, out);
+    on_tool_call(std::move(parked.line), parked.request, parked.content_hash, out);
   }
   m_listings_for_waiting = 0;
 }

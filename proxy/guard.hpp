@@ -36,7 +36,9 @@ public:
   // Takes a client tools/call `request` (parsed) whose raw text is `line`:
   // forwards it, answers it with a veto, or parks it until earlier guarded
   // calls on the same file have their responses.
-  void on_tool_call(std::string line, const nlohmann::json& request, Outbox& out);
+  // `content_hash` is the hash of params.arguments.content, if a string.
+  void on_tool_call(std::string line, const nlohmann::json& request,
+                    const std::optional<ContentHash>& content_hash, Outbox& out);
 
   // Takes the client's notifications/cancelled `params`.
   void on_cancelled(const nlohmann::json& params, Outbox& out);
@@ -69,10 +71,12 @@ private:
     std::string line;
     Call call;
     nlohmann::json request;            // set when awaiting the directories
+    std::optional<ContentHash> content_hash;
     bool awaiting_directories = false; // re-described once they are known
   };
 
-  Call describe(const nlohmann::json& request, GuardedCall what);
+  Call describe(const nlohmann::json& request, GuardedCall what,
+                const std::optional<ContentHash>& content_hash);
   std::optional<Veto> confinement_veto(const Call& call);
   bool blocked(const Call& call, std::size_t parked_before) const;
   void start(std::string line, Call call, Outbox& out);

@@ -1,22 +1,162 @@
 #include "proxy/message.hpp"
 
+#include "proxy/real_disk.hpp"
 #include "tracker/unicode.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace fsguard {
+
+namespace {
+
+int hex_digit(char c)
+{
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The UTF-16 code unit of the escape "\uXXXX" at `at`, or -1.
+int escaped_unit(std::string_view text, std::size_t at)
+{
+  if (at + 6 > text.size() || text[at] != '\\' || text[at + 1] != 'u') {
+    return -1;
+  }
+  int unit = 0;
+  for (std::size_t index = at + 2; index < at + 6; ++index) {
+    const int digit = hex_digit(text[index]);
+    if (digit < 0) {
+      return -1;
+    }
+    unit = unit * 16 + digit;
+  }
+  return unit;
+}
+
+// `text` with each "\uXXXX" escape of a lone UTF-16 surrogate replaced by
+// "\ufffd": JSON.parse accepts them, and Node turns them into U+FFFD when a
+// string becomes a file name; nlohmann rejects them. Nothing if none.
+std::optional<std::string> replace_lone_surrogates(std::string_view text)
+{
+  std::optional<std::string> fixed;
+  std::size_t copied = 0;
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    if (text[at] != '\\') {
+      continue;
+    }
+    const int unit = escaped_unit(text, at);
+    if (unit < 0xD800 || unit > 0xDFFF) {
+      ++at; // skip the escaped character, e.g. the second \ of "\\"
+      continue;
+    }
+    const int next = escaped_unit(text, at + 6);
+    if (unit <= 0xDBFF && next >= 0xDC00 && next <= 0xDFFF) {
+      at += 11; // a proper pair
+      continue;
+    }
+    if (!fixed) {
+      fixed.emplace();
+    }
+    fixed->append(text.substr(copied, at - copied));
+    fixed->append("\\ufffd");
+    copied = at + 6;
+    at += 5;
+  }
+  if (fixed) {
+    fixed->append(text.substr(copied));
+  }
+  return fixed;
+}
+
+} // namespace
+
+std::size_t nesting_depth(std::string_view text)
+{
+  std::size_t depth = 0;
+  std::size_t deepest = 0;
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    const char c = text[at];
+    if (c == '"') {
+      // Skip the string: find its closing quote, not preceded by an odd
+      // number of backslashes.
+      for (;;) {
+        const void* quote = std::memchr(text.data() + at + 1, '"', text.size() - at - 1);
+        if (quote == nullptr) {
+          return deepest;
+        }
+        at = static_cast<std::size_t>(static_cast<const char*>(quote) - text.data());
+        std::size_t backslashes = 0;
+        while (backslashes < at && text[at - 1 - backslashes] == '\\') {
+          ++backslashes;
+        }
+        if (backslashes % 2 == 0) {
+          break;
+        }
+      }
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// Parses `text`, hashing params.arguments.content and leaving it out of the
+// result, so a large write is never held twice.
+nlohmann::json parse_without_content(std::string_view text, std::optional<ContentHash>& content_hash)
+{
+  content_hash.reset();
+  std::vector<std::string> keys; // the key being read at each depth
+  auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    const auto level = static_cast<std::size_t>(depth);
+    if (event == nlohmann::json::parse_event_t::key) {
+      // A key of an object at depth `level` (the outermost object is 1).
+      keys.resize(level - 1);
+      keys.push_back(parsed.get<std::string>());
+      return true;
+    }
+    const bool is_content = level == 3 && keys.size() >= 3 && keys[0] == "params"
+                            && keys[1] == "arguments" && keys[2] == "content";
+    if (event == nlohmann::json::parse_event_t::value && is_content) {
+      // Last one wins, as in JSON.parse.
+      content_hash = parsed.is_string() ? std::optional(hash_bytes(parsed.get_ref<const std::string&>()))
+                                        : std::nullopt;
+      return false; // frees the string
+    }
+    if (event == nlohmann::json::parse_event_t::object_end && level == 2 && keys.size() >= 2
+        && keys[0] == "params" && keys[1] == "arguments" && parsed.is_object()) {
+      parsed.erase("content"); // the slot its discarded value left
+    }
+    return true;
+  };
+  return nlohmann::json::parse(text, callback, /*allow_exceptions=*/false);
+}
 
 ClientMessage parse_client_message(std::string_view line)
 {
   ClientMessage message;
-  message.body = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (nesting_depth(line) > k_max_nesting) {
+    message.kind = MessageKind::too_deep;
+    return message;
+  }
+  message.body = parse_without_content(line, message.content_hash);
   if (message.body.is_discarded()) {
-    // The upstream (Node) decodes its input with U+FFFD for invalid UTF-8
-    // before parsing, so fsguard judges the message it will actually see.
-    if (const auto replaced = replace_invalid_utf8(line)) {
-      message.body = nlohmann::json::parse(*replaced, nullptr, false);
+    // The upstream (Node) decodes its input with U+FFFD for invalid UTF-8,
+    // and JSON.parse accepts lone surrogate escapes: fsguard judges the
+    // message the upstream will actually see.
+    std::string repaired(line);
+    if (auto replaced = replace_invalid_utf8(repaired)) {
+      repaired = std::move(*replaced);
     }
+    if (auto replaced = replace_lone_surrogates(repaired)) {
+      repaired = std::move(*replaced);
+    }
+    message.body = parse_without_content(repaired, message.content_hash);
   }
   if (message.body.is_discarded()) {
     message.kind = MessageKind::invalid;
@@ -33,6 +173,12 @@ ClientMessage parse_client_message(std::string_view line)
   const bool has_id = message.body.contains("id");
   if (message.body.contains("method")) {
     message.kind = has_id ? MessageKind::request : MessageKind::notification;
+    if (has_id) {
+      const auto& id = message.body["id"];
+      if (!id.is_string() && !id.is_number()) {
+        message.kind = MessageKind::bad_id;
+      }
+    }
   } else if (has_id && (message.body.contains("result") || message.body.contains("error"))) {
     message.kind = MessageKind::response;
   } else {

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracker/file_state.hpp"
+
 namespace fsguard {
 
 enum class MessageKind {
@@ -17,14 +19,28 @@ enum class MessageKind {
   batch,        // a JSON array
   other,        // JSON, but not a JSON-RPC message
   invalid,      // not JSON
+  too_deep,     // nested deeper than k_max_nesting: refused, never parsed
+  bad_id,       // a request whose id is not a string or a number
 };
+
+// The deepest nesting of arrays and objects fsguard accepts in a message.
+// MCP messages are shallow; the limit keeps recursion in the JSON library
+// bounded whatever a peer sends.
+inline constexpr std::size_t k_max_nesting = 128;
+
+// The deepest nesting of arrays and objects in `text` (strings skipped).
+std::size_t nesting_depth(std::string_view text);
 
 struct ClientMessage {
   MessageKind kind = MessageKind::invalid;
   nlohmann::json body; // discarded unless kind is request/notification/response/other
+  // params.arguments.content, which can be megabytes, is not kept in `body`:
+  // only its content hash (XXH3-128 of its UTF-8 bytes) when it is a string.
+  std::optional<ContentHash> content_hash;
 };
 
-// Parses a client `line` completely.
+// Parses a client `line` completely, except for the bulk of a write's
+// content (see ClientMessage::content_hash).
 ClientMessage parse_client_message(std::string_view line);
 
 // The `method` of a parsed request or notification, or "" if absent.

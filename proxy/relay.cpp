@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -219,6 +220,18 @@ void schedule_listing(Session& session)
   }
 }
 
+// The id of a message refused unparsed, found by a skim, if it is a plain
+// string or number; null otherwise.
+nlohmann::json shallow_id(std::string_view text)
+{
+  const SkimmedMessage skimmed = skim_message(text);
+  if (skimmed.raw_id.empty() || nesting_depth(skimmed.raw_id) > 0) {
+    return nullptr;
+  }
+  auto id = nlohmann::json::parse(skimmed.raw_id, nullptr, false);
+  return id.is_string() || id.is_number() ? id : nlohmann::json();
+}
+
 // Handles one client line: `line` is the line with its newline (owned, to
 // forward without copying), `text` the same without it.
 awaitable<void> handle_client_line(Session& session, std::string line)
@@ -230,6 +243,17 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     session.log.warn("the client sent a line that is not valid JSON; answered with a parse error");
     co_await send(session.to_client,
                   error_response(nullptr, -32700, "fsguard: parse error: the line is not valid JSON"));
+    co_return;
+  case MessageKind::too_deep:
+    co_await send(session.to_client,
+                  error_response(shallow_id(text), -32600,
+                                 "fsguard: message refused: arrays and objects nested deeper than "
+                                   + std::to_string(k_max_nesting) + " levels"));
+    co_return;
+  case MessageKind::bad_id:
+    co_await send(session.to_client,
+                  error_response(nullptr, -32600,
+                                 "fsguard: invalid request: the id must be a string or a number"));
     co_return;
   case MessageKind::batch:
     co_await send(session.to_client,
@@ -265,7 +289,8 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     session.guard.server_paths().on_client_request(method_of(message.body), id_key(id));
     if (method_of(message.body) == "tools/call") {
       Outbox out;
-      session.guard.on_tool_call(std::move(line), message.body, out);
+      session.guard.on_tool_call(std::move(line), message.body, message.content_hash, out);
+      message.body = nullptr; // free the parsed copy before waiting on a slow peer
       co_await flush(session, out);
       co_return;
     }
@@ -288,6 +313,7 @@ awaitable<void> handle_client_line(Session& session, std::string line)
   case MessageKind::other:
     break;
   }
+  message.body = nullptr;
   if (!session.upstream_status) {
     co_await send(session.to_upstream, std::move(line));
   }
@@ -326,6 +352,9 @@ awaitable<void> relay_client_to_upstream(Session& session)
 std::optional<SkimmedMessage> parse_upstream_line(std::string_view text,
                                                   std::string& raw_id, std::string& raw_method)
 {
+  if (nesting_depth(text) > k_max_nesting) {
+    return std::nullopt;
+  }
   const auto parsed = nlohmann::json::parse(text, nullptr, false);
   if (parsed.is_discarded()) {
     return std::nullopt;
@@ -446,8 +475,6 @@ awaitable<void> wait_for_upstream(Session& session)
   const int status = WIFSIGNALED(native) ? 128 + WTERMSIG(native) : WEXITSTATUS(native);
   session.upstream_status = status;
   session.upstream_exited_early = !session.stopping;
-  // Whatever the upstream left behind in its group goes with it.
-  signal_upstream_group(session.upstream, SIGTERM);
   session.shutdown_timer.cancel();
   const std::string tail = session.stderr_tail.text();
   const std::string explained = tail.empty() ? "; it wrote nothing to stderr"
@@ -465,6 +492,28 @@ awaitable<void> wait_for_upstream(Session& session)
   }
 }
 
+// Once the upstream has exited, nothing of its process group may stay:
+// SIGTERM, a grace period, then SIGKILL for whatever ignored it.
+awaitable<void> clear_upstream_group(Session& session)
+{
+  const pid_t group = session.upstream.process.id();
+  auto group_alive = [group] { return group > 0 && (::kill(-group, 0) == 0 || errno == EPERM); };
+  if (!group_alive()) {
+    co_return;
+  }
+  signal_upstream_group(session.upstream, SIGTERM);
+  constexpr auto k_poll = 50ms;
+  for (auto waited = 0ms; waited < k_shutdown_step; waited += k_poll) {
+    asio::steady_timer pause(session.context, k_poll);
+    co_await pause.async_wait(k_use);
+    if (!group_alive()) {
+      co_return;
+    }
+  }
+  session.log.info("processes the upstream left behind ignored SIGTERM; sending SIGKILL");
+  signal_upstream_group(session.upstream, SIGKILL);
+}
+
 // Runs the session's parts and ends it in order: once the upstream has
 // exited and its output is drained, pending requests are answered, and the
 // client's output is closed.
@@ -478,8 +527,17 @@ awaitable<void> supervise(Session& session)
   asio::co_spawn(executor, relay_client_to_upstream(session), asio::detached);
 
   co_await wait_for_upstream(session);
+  co_await clear_upstream_group(session);
   if (!session.upstream_output_done) {
-    co_await session.output_done.async_wait(k_use); // relay what it wrote last
+    // Relay what it wrote last; but a process outside its group may still
+    // hold its stdout, so do not wait for ever.
+    session.output_done.expires_after(k_shutdown_step);
+    co_await session.output_done.async_wait(k_use);
+    if (!session.upstream_output_done) {
+      session.log.warn("the upstream's stdout stayed open after it exited; stopped reading it");
+      boost::system::error_code ignored;
+      session.upstream.output.close(ignored);
+    }
   }
   co_await answer_pending_with_errors(session);
   if (session.upstream_exited_early && !session.client_done) {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "proxy/message.hpp"
+#include "proxy/real_disk.hpp"
 
 using namespace fsguard;
 
@@ -30,6 +31,51 @@ TEST_SUITE("message")
       "\"arguments\":{\"path\":\"/ws/a\xff.txt\"}}}");
     REQUIRE(message.kind == MessageKind::request);
     CHECK(message.body["params"]["arguments"]["path"] == "/ws/a\xEF\xBF\xBD.txt");
+  }
+
+  TEST_CASE("deeply nested messages are refused before they are parsed")
+  {
+    const std::string deep_id = "{\"jsonrpc\":\"2.0\",\"id\":" + std::string(100'000, '[')
+                                + std::string(100'000, ']') + ",\"method\":\"x\"}";
+    CHECK(parse_client_message(deep_id).kind == MessageKind::too_deep);
+    CHECK(parse_client_message(std::string(1 << 20, '{')).kind == MessageKind::too_deep);
+    CHECK(nesting_depth(R"({"a":[{"b":"[[[[{{{{\"]]]"}]})") == 3);
+    const std::string at_limit = std::string(k_max_nesting, '[') + std::string(k_max_nesting, ']');
+    CHECK(parse_client_message(at_limit).kind == MessageKind::batch);
+  }
+
+  TEST_CASE("a request whose id is not a string or a number is invalid")
+  {
+    CHECK(parse_client_message(R"({"jsonrpc":"2.0","id":[1],"method":"x"})").kind == MessageKind::bad_id);
+    CHECK(parse_client_message(R"({"jsonrpc":"2.0","id":{"a":1},"method":"x"})").kind == MessageKind::bad_id);
+    CHECK(parse_client_message(R"({"jsonrpc":"2.0","id":null,"method":"x"})").kind == MessageKind::bad_id);
+    CHECK(parse_client_message(R"({"jsonrpc":"2.0","id":-3,"method":"x"})").kind == MessageKind::request);
+  }
+
+  TEST_CASE("lone surrogate escapes are read as JSON.parse and Node's file names read them")
+  {
+    const auto message = parse_client_message(
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"p":"/ws/a\ud800b","q":"\\ud800","r":"\ud83d\ude00"}})");
+    REQUIRE(message.kind == MessageKind::request);
+    CHECK(message.body["params"]["p"] == "/ws/a\xEF\xBF\xBD" "b");
+    CHECK(message.body["params"]["q"] == "\\ud800");
+    CHECK(message.body["params"]["r"] == "\xF0\x9F\x98\x80");
+  }
+
+  TEST_CASE("a write's content is hashed and left out of the parsed message")
+  {
+    const auto message = parse_client_message(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file",)"
+      R"("arguments":{"path":"/a","content":"first","content":"hello \u00e9","edits":[{"content":"kept"}]}}})");
+    REQUIRE(message.kind == MessageKind::request);
+    REQUIRE(message.content_hash.has_value());
+    CHECK(*message.content_hash == hash_bytes("hello \xC3\xA9"));
+    CHECK_FALSE(message.body["params"]["arguments"].contains("content"));
+    CHECK(message.body["params"]["arguments"]["path"] == "/a");
+    CHECK(message.body["params"]["arguments"]["edits"][0]["content"] == "kept");
+    const auto not_string = parse_client_message(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/a","content":5}}})");
+    CHECK_FALSE(not_string.content_hash.has_value());
   }
 
   TEST_CASE("duplicate keys resolve to the last one, as JSON.parse in the upstream does")
