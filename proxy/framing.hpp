@@ -53,8 +53,8 @@ public:
   }
 
   // The line that next() just returned, with its newline, as a string of
-  // its own. A line that starts the buffer (every long line does) is moved
-  // out without copying; only the bytes after it are copied back.
+  // its own. A long line at the start of the buffer is moved out without
+  // copying; only the bytes after it are copied back.
   std::string take_line()
   {
     const std::size_t begin = m_taken_begin;
@@ -62,12 +62,13 @@ public:
     std::string line;
     if (begin == 0 && end > k_copy_below) {
       line = std::move(m_buffer);
-      m_buffer.assign(line, end, std::string::npos);
+      m_buffer.assign(line.data() + end, m_end - end);
       line.resize(end);
+      m_end -= end;
       m_line_start -= end;
       m_scanned -= end;
     } else {
-      line.assign(m_buffer, begin, end - begin);
+      line.assign(m_buffer.data() + begin, end - begin);
     }
     if (line.empty() || line.back() != '\n') {
       line += '\n';
@@ -82,14 +83,14 @@ private:
 
   LineEvent take_buffered_line()
   {
-    while (m_scanned < m_buffer.size()) {
+    while (m_scanned < m_end) {
       const char* begin = m_buffer.data();
-      const void* newline = std::memchr(begin + m_scanned, '\n', m_buffer.size() - m_scanned);
+      const void* newline = std::memchr(begin + m_scanned, '\n', m_end - m_scanned);
       if (newline == nullptr) {
-        m_scanned = m_buffer.size();
+        m_scanned = m_end;
         break;
       }
-      const std::size_t end = static_cast<const char*>(newline) - begin;
+      const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(newline) - begin);
       std::string_view text(begin + m_line_start, end - m_line_start);
       m_taken_begin = m_line_start;
       m_taken_end = end + 1;
@@ -100,12 +101,11 @@ private:
       }
       return LineEvent{LineStatus::line, text};
     }
-    if (m_buffer.size() - m_line_start > m_max_line_bytes) {
+    if (m_end - m_line_start > m_max_line_bytes) {
       m_discarding = true;
     }
     if (m_discarding) {
-      m_buffer.clear();
-      m_line_start = m_scanned = 0;
+      m_end = m_line_start = m_scanned = 0;
     }
     return LineEvent{LineStatus::eof, {}};
   }
@@ -116,11 +116,11 @@ private:
       m_discarding = false;
       return LineEvent{LineStatus::too_long, {}};
     }
-    if (m_line_start < m_buffer.size()) {
-      std::string_view text(m_buffer.data() + m_line_start, m_buffer.size() - m_line_start);
+    if (m_line_start < m_end) {
+      std::string_view text(m_buffer.data() + m_line_start, m_end - m_line_start);
       m_taken_begin = m_line_start;
-      m_taken_end = m_buffer.size();
-      m_line_start = m_scanned = m_buffer.size();
+      m_taken_end = m_end;
+      m_line_start = m_scanned = m_end;
       return LineEvent{LineStatus::line, text};
     }
     return LineEvent{LineStatus::eof, {}};
@@ -129,21 +129,21 @@ private:
   boost::asio::awaitable<void> read_more()
   {
     if (m_line_start > 0) {
-      m_buffer.erase(0, m_line_start);
+      // Move the partial line to the front.
+      std::memmove(m_buffer.data(), m_buffer.data() + m_line_start, m_end - m_line_start);
+      m_end -= m_line_start;
       m_scanned -= m_line_start;
       m_line_start = 0;
     }
-    const std::size_t used = m_buffer.size();
-    if (m_buffer.capacity() < used + k_read_chunk) {
-      // Grow by a quarter, not the usual doubling: a 60 MiB line then
-      // needs about 75 MiB, not 128.
-      m_buffer.reserve(used + k_read_chunk + used / 4);
+    if (m_buffer.size() < m_end + k_read_chunk) {
+      // Grow (zero-filling only the new part, once) by a quarter rather than
+      // doubling: a 60 MiB line then needs about 75 MiB, not 128.
+      m_buffer.resize(m_end + k_read_chunk + m_end / 4);
     }
-    m_buffer.resize(used + k_read_chunk);
     auto [error, count] = co_await m_stream.async_read_some(
-      boost::asio::buffer(m_buffer.data() + used, k_read_chunk),
+      boost::asio::buffer(m_buffer.data() + m_end, m_buffer.size() - m_end),
       boost::asio::as_tuple(boost::asio::use_awaitable));
-    m_buffer.resize(used + count);
+    m_end += count;
     if (error) {
       m_eof = true;
     }
@@ -151,9 +151,10 @@ private:
 
   Stream& m_stream;
   std::size_t m_max_line_bytes;
-  std::string m_buffer;
-  std::size_t m_line_start = 0; // where the current line begins in m_buffer
-  std::size_t m_scanned = 0;    // bytes already searched for a newline
+  std::string m_buffer;          // m_buffer[0, m_end) holds bytes read
+  std::size_t m_end = 0;
+  std::size_t m_line_start = 0;  // where the current line begins
+  std::size_t m_scanned = 0;     // bytes already searched for a newline
   bool m_discarding = false;
   bool m_eof = false;
   std::size_t m_taken_begin = 0; // the last line returned, for take_line()

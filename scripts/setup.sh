@@ -23,7 +23,7 @@ apt_packages=(
   cmake g++ make pkg-config
   libboost1.81-dev libboost-filesystem1.81-dev
   nlohmann-json3-dev doctest-dev libxxhash-dev libutf8proc-dev
-  clang libclang-rt-14-dev dpkg-dev
+  clang libclang-rt-14-dev dpkg-dev valgrind
 )
 # node and npm may come from outside Debian (e.g. /usr/bin/node + a global
 # npm); only ask apt for them when the commands are missing.

@@ -893,7 +893,12 @@ function guardWithStdin(t, stdinFd, upstream) {
   child.stderr.setEncoding('utf8');
   child.stdout.on('data', (c) => { r.stdout += c; });
   child.stderr.on('data', (c) => { r.stderr += c; });
-  const exited = new Promise((res) => child.on('exit', (code, signal) => { r.exit = { code, signal }; res(r.exit); }));
+  const closed = new Promise((res) => child.on('close', res));
+  const exited = new Promise((res) => child.on('exit', async (code, signal) => {
+    await Promise.race([closed, sleep(500)]); // let the last stdout bytes arrive
+    r.exit = { code, signal };
+    res(r.exit);
+  }));
   r.waitExit = (ms) => Promise.race([exited, sleep(ms).then(() => null)]);
   return r;
 }

@@ -111,7 +111,8 @@ test('--print-config shows each value with its source, and the start-up summary 
   assert.deepEqual(printed.max_line_bytes, { value: 4096, source: `file ${config}` });
   assert.deepEqual(printed.log_level, { value: 'debug', source: 'flag --log-level' });
   assert.equal(printed.partial_read_allows_write.source, 'default');
-  assert.equal(printed.tools.value.write_file.role, 'write');
+  assert.deepEqual(printed.profile, { value: 'auto', source: 'default' });
+  assert.equal(printed.tools.value, null, 'no custom tool map: the profile decides');
 
   const s = await connect({ dir: ws.dir, extraArgs: ['--config', config] });
   await s.close();

@@ -289,8 +289,16 @@ export function spawnRaw(args, { env = {}, cwd, command = FSGUARD_BIN } = {}) {
   child.stderr.on('data', (chunk) => { stderr += chunk; });
   child.stdin.on('error', () => { /* EPIPE after the child died is expected in some tests */ });
   child.on('error', (err) => { h.spawnError = err; });
+  // 'exit' can come before the last stdout bytes are read: resolve once the
+  // pipes are closed too, or shortly after 'exit' if another process still
+  // holds them.
+  const closed = new Promise((resolve) => child.on('close', resolve));
   const exited = new Promise((resolve) => {
-    child.on('exit', (code, signal) => { h.exit = { code, signal }; resolve(h.exit); });
+    child.on('exit', async (code, signal) => {
+      await Promise.race([closed, sleep(500)]);
+      h.exit = { code, signal };
+      resolve(h.exit);
+    });
   });
 
   h.stderrText = () => stderr;
