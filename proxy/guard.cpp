@@ -13,16 +13,6 @@ namespace fsguard {
 
 namespace {
 
-const nlohmann::json& member(const nlohmann::json& object, const char* key)
-{
-  static const nlohmann::json k_null;
-  if (!object.is_object()) {
-    return k_null;
-  }
-  const auto found = object.find(key);
-  return found == object.end() ? k_null : *found;
-}
-
 bool changes_files(ToolRole role)
 {
   return role == ToolRole::write || role == ToolRole::edit || role == ToolRole::move;
@@ -74,21 +64,13 @@ bool is_within(const std::string& path, const std::string& directory)
              && path[directory.size()] == '/');
 }
 
-std::string joined(const std::vector<std::string>& directories)
-{
-  std::string text;
-  for (const auto& directory : directories) {
-    text += (text.empty() ? "" : ", ") + directory;
-  }
-  return text;
-}
-
 } // namespace
 
 Guard::Guard(Disk& disk, const Config& config, const Log& log, std::string home, std::string cwd)
   : m_disk(disk), m_config(config), m_log(log), m_tracker(disk),
     m_paths(disk, std::move(home), std::move(cwd), config.profile, log)
 {
+  m_paths.set_custom_tools(config.tools.has_value());
 }
 
 Guard::Call Guard::describe(const nlohmann::json& request, GuardedCall what,
@@ -190,7 +172,7 @@ std::optional<Veto> Guard::confinement_veto(const Call& call)
       Veto veto;
       veto.code = VetoCode::outside_confinement;
       veto.path = where.value_or(raw.value_or(""));
-      veto.reason = joined(m_config.confine_to);
+      veto.reason = joined(m_config.confine_to, ", ");
       return veto;
     }
   }

@@ -28,7 +28,11 @@ public:
   Guard(Disk& disk, const Config& config, const Log& log, std::string home, std::string cwd);
 
   // Applies a new config (mode, tools) without losing what was read.
-  void set_config(const Config& config) { m_config = config; }
+  void set_config(const Config& config)
+  {
+    m_config = config;
+    m_paths.set_custom_tools(config.tools.has_value());
+  }
 
   // Where guarded decisions are recorded (nothing: not recorded).
   void set_audit_log(const AuditLog* audit) { m_audit = audit; }

@@ -26,6 +26,17 @@ std::string_view to_string(LogLevel level)
   return "warn";
 }
 
+void write_to_stderr(std::string_view bytes)
+{
+  while (!bytes.empty()) {
+    const ssize_t written = ::write(STDERR_FILENO, bytes.data(), bytes.size());
+    if (written <= 0) {
+      return;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
 namespace {
 
 // One write() per line, so lines from fsguard and the upstream's stderr
@@ -36,14 +47,7 @@ void write_line(std::string_view tag, std::string_view message)
   line += tag;
   line += message;
   line += '\n';
-  std::string_view rest = line;
-  while (!rest.empty()) {
-    const ssize_t written = ::write(STDERR_FILENO, rest.data(), rest.size());
-    if (written <= 0) {
-      return;
-    }
-    rest.remove_prefix(static_cast<std::size_t>(written));
-  }
+  write_to_stderr(line);
 }
 
 } // namespace

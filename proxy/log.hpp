@@ -8,6 +8,10 @@ namespace fsguard {
 
 enum class LogLevel { error, warn, info, debug };
 
+// Writes all of `bytes` to stderr with as few write() calls as the pipe
+// allows, so whole lines from fsguard and the upstream never interleave.
+void write_to_stderr(std::string_view bytes);
+
 // Parses "error", "warn", "info" or "debug".
 std::optional<LogLevel> parse_log_level(std::string_view name);
 std::string_view to_string(LogLevel level);

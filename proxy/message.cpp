@@ -408,6 +408,28 @@ std::optional<bool> skim_tool_succeeded(std::string_view line)
   return is_error != "true";
 }
 
+const nlohmann::json& member(const nlohmann::json& object, const char* key)
+{
+  static const nlohmann::json k_null;
+  if (!object.is_object()) {
+    return k_null;
+  }
+  const auto found = object.find(key);
+  return found == object.end() ? k_null : *found;
+}
+
+std::string joined(const std::vector<std::string>& words, std::string_view separator)
+{
+  std::string text;
+  for (const auto& word : words) {
+    if (!text.empty()) {
+      text += separator;
+    }
+    text += word;
+  }
+  return text;
+}
+
 std::string error_response(const nlohmann::json& id, int code, std::string_view message)
 {
   nlohmann::json response = {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -68,6 +69,13 @@ SkimmedMessage skim_message(std::string_view line);
 // "isError": true), found by a skim; nothing when only a full parse can
 // tell (escaped or repeated keys, odd shapes).
 std::optional<bool> skim_tool_succeeded(std::string_view line);
+
+// The member `key` of `object`, or a null value if `object` is not an
+// object or has no such member (never inserts, unlike operator[]).
+const nlohmann::json& member(const nlohmann::json& object, const char* key);
+
+// `words` joined with `separator` (paths in messages, a command line).
+std::string joined(const std::vector<std::string>& words, std::string_view separator);
 
 // A JSON-RPC error response line (with trailing newline) for `id` (a JSON
 // value; null if unknown).

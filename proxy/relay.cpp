@@ -453,14 +453,7 @@ awaitable<void> relay_upstream_stderr(Session& session)
     if (count > 0) {
       const std::string_view bytes(buffer.data(), count);
       session.stderr_tail.append(bytes);
-      std::string_view rest = bytes;
-      while (!rest.empty()) {
-        const ssize_t written = ::write(STDERR_FILENO, rest.data(), rest.size());
-        if (written <= 0) {
-          break;
-        }
-        rest.remove_prefix(static_cast<std::size_t>(written));
-      }
+      write_to_stderr(bytes);
     }
     if (error) {
       break;
@@ -645,15 +638,6 @@ std::string working_directory()
 
 } // namespace
 
-std::string command_line(const std::vector<std::string>& command)
-{
-  std::string text;
-  for (const auto& word : command) {
-    text += (text.empty() ? "" : " ") + word;
-  }
-  return text;
-}
-
 int run_session(const ConfigInputs& inputs, const Config& config,
                 const std::vector<std::string>& command, Log& log)
 {
@@ -662,11 +646,15 @@ int run_session(const ConfigInputs& inputs, const Config& config,
     auto opened = AuditLog::open(config.audit_log);
     if (!opened) {
       log.error(opened.error());
-      return 1;
+      return 2; // a config problem, like any other
     }
     audit = std::move(opened).value();
   }
-  log.summary("guarding \"" + command_line(command) + "\" (profile: detected from the server, mode: "
+  log.summary("guarding \"" + joined(command, " ") + "\" (profile: "
+              + (config.tools ? std::string("the config's tools map")
+                              : config.profile == "auto" ? std::string("detected from the server")
+                                                         : config.profile)
+              + ", mode: "
               + std::string(to_string(config.mode)) + ", config: "
               + (inputs.file ? *inputs.file : std::string("none")) + ", audit log: "
               + (audit.enabled() ? audit.path() : std::string("off")) + ")");

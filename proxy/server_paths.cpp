@@ -4,29 +4,6 @@
 
 namespace fsguard {
 
-namespace {
-
-const nlohmann::json& member(const nlohmann::json& object, const char* key)
-{
-  static const nlohmann::json k_null;
-  if (!object.is_object()) {
-    return k_null;
-  }
-  const auto found = object.find(key);
-  return found == object.end() ? k_null : *found;
-}
-
-std::string joined(const DirectorySet& directories)
-{
-  std::string text;
-  for (const auto& directory : directories) {
-    text += (text.empty() ? "" : ", ") + directory;
-  }
-  return text.empty() ? "(none)" : text;
-}
-
-} // namespace
-
 ServerPaths::ServerPaths(Disk& disk, std::string home, std::string cwd,
                          const std::string& profile, const Log& log)
   : m_disk(disk), m_log(log)
@@ -89,8 +66,12 @@ bool ServerPaths::on_upstream_response(const std::string& key, const nlohmann::j
                    + " profile");
       } else if (response.contains("result")) {
         m_profile = Profile{"none", {}, PathRules::absolute_only};
-        m_log.warn("fsguard has no profile for the server \"" + server_name
-                   + "\", so nothing is guarded; map its tools with \"tools\" in the config");
+        if (m_custom_tools) {
+          m_log.info("the upstream is " + server_name + ": guarding the tools the config maps");
+        } else {
+          m_log.warn("fsguard has no profile for the server \"" + server_name
+                     + "\", so nothing is guarded; map its tools with \"tools\" in the config");
+        }
       }
     }
     m_context.rules = m_profile.rules;
@@ -125,7 +106,8 @@ bool ServerPaths::on_upstream_response(const std::string& key, const nlohmann::j
   }
   m_allowed.confirm(*directories, asked_at);
   refresh_context();
-  m_log.debug("the upstream's allowed directories: " + joined(*directories)
+  m_log.debug("the upstream's allowed directories: "
+              + (directories->empty() ? std::string("(none)") : joined(*directories, ", "))
               + (m_allowed.settled() ? "" : " (a change is still possible)"));
   return !own;
 }

@@ -34,6 +34,10 @@ public:
   const ToolMap& tools() const { return m_profile.tools; }
   const std::string& profile_name() const { return m_profile.name; }
 
+  // Whether the config maps the tools itself (then an unknown server is
+  // guarded by that map, not left unguarded).
+  void set_custom_tools(bool custom) { m_custom_tools = custom; }
+
   // What resolving a path depends on right now.
   const PathContext& context() const { return m_context; }
 
@@ -78,6 +82,7 @@ private:
   PathContext m_context;
   Profile m_profile;
   bool m_detect = true; // choose the profile from the initialize result
+  bool m_custom_tools = false;
   AllowedDirectories m_allowed;
   std::unordered_set<std::string> m_initialize_requests;
   std::unordered_set<std::string> m_roots_requests;

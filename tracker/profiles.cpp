@@ -68,6 +68,29 @@ Profile desktop_commander()
 
 } // namespace
 
+ToolMap server_filesystem_tools()
+{
+  ToolMap tools;
+  ToolSpec text_read = spec(ToolRole::read);
+  text_read.partial_if_set = {"head", "tail"};
+  tools["read_text_file"] = text_read;
+  tools["read_file"] = text_read; // the deprecated alias
+  tools["read_media_file"] = spec(ToolRole::read);
+  ToolSpec many = spec(ToolRole::read, "paths");
+  many.path_is_list = true;
+  tools["read_multiple_files"] = many;
+  tools["write_file"] = spec(ToolRole::write);
+  ToolSpec edit = spec(ToolRole::edit);
+  edit.dry_run_argument = "dryRun";
+  tools["edit_file"] = edit;
+  ToolSpec move = spec(ToolRole::move, "source");
+  move.destination_argument = "destination";
+  tools["move_file"] = move;
+  add_others(tools, {"create_directory", "list_directory", "list_directory_with_sizes",
+                     "directory_tree", "search_files", "get_file_info"});
+  return tools;
+}
+
 std::optional<Profile> profile_named(std::string_view name)
 {
   if (name == "server-filesystem") {

@@ -17,6 +17,9 @@ struct Profile {
   PathRules rules = PathRules::absolute_only;
 };
 
+// The tools of @modelcontextprotocol/server-filesystem.
+ToolMap server_filesystem_tools();
+
 // The profile called `name` ("server-filesystem", "agent-infra-filesystem",
 // "desktop-commander"), if there is one.
 std::optional<Profile> profile_named(std::string_view name);

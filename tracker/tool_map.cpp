@@ -4,24 +4,6 @@
 
 namespace fsguard {
 
-ToolMap server_filesystem_tools()
-{
-  ToolMap tools;
-  ToolSpec text_read{ToolRole::read, "path", false, {"head", "tail"}, {}, {}};
-  tools["read_text_file"] = text_read;
-  tools["read_file"] = text_read;
-  tools["read_media_file"] = ToolSpec{ToolRole::read, "path", false, {}, {}, {}};
-  tools["read_multiple_files"] = ToolSpec{ToolRole::read, "paths", true, {}, {}, {}};
-  tools["write_file"] = ToolSpec{ToolRole::write, "path", false, {}, {}, {}};
-  tools["edit_file"] = ToolSpec{ToolRole::edit, "path", false, {}, "dryRun", {}};
-  tools["move_file"] = ToolSpec{ToolRole::move, "source", false, {}, {}, "destination"};
-  for (const char* name : {"create_directory", "list_directory", "list_directory_with_sizes",
-                           "directory_tree", "search_files", "get_file_info"}) {
-    tools[name] = ToolSpec{ToolRole::other, "path", false, {}, {}, {}};
-  }
-  return tools;
-}
-
 namespace {
 
 std::optional<ToolRole> role_named(std::string_view name)
@@ -126,19 +108,21 @@ std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view 
   static const nlohmann::json k_no_arguments = nlohmann::json::object();
   const nlohmann::json& args = arguments.is_object() ? arguments : k_no_arguments;
 
+  bool dry_run = false;
   if (!spec.dry_run_argument.empty()) {
-    const auto dry_run = args.find(spec.dry_run_argument);
-    if (dry_run != args.end() && dry_run->is_boolean() && dry_run->get<bool>()) {
-      return std::nullopt;
-    }
+    const auto flag = args.find(spec.dry_run_argument);
+    dry_run = flag != args.end() && flag->is_boolean() && flag->get<bool>();
   }
 
   GuardedCall call;
   call.tool = std::string(tool);
   call.role = spec.role;
+  if (dry_run) {
+    call.role = ToolRole::other; // changes nothing; only confinement applies
+  }
   call.path_list = spec.path_is_list;
   call.whole_if_status = spec.whole_if_status;
-  if (!spec.role_argument.empty()) {
+  if (!dry_run && !spec.role_argument.empty()) {
     const auto selector = args.find(spec.role_argument);
     if (selector != args.end() && selector->is_string()) {
       const auto role = spec.role_by_value.find(selector->get<std::string>());

@@ -42,9 +42,6 @@ struct ToolSpec {
 
 using ToolMap = std::map<std::string, ToolSpec, std::less<>>;
 
-// The built-in profile of @modelcontextprotocol/server-filesystem.
-ToolMap server_filesystem_tools();
-
 // Parses a "tools" config object, e.g.
 // {"read_text_file": {"role": "read", "path": "path", "partial_if_set": ["head"]}}.
 Result<ToolMap, std::string> parse_tool_map(const nlohmann::json& tools);
@@ -66,7 +63,8 @@ struct GuardedCall {
 };
 
 // Describes the call of `tool` with `arguments` under `tools`: nothing when
-// the tool is not guarded, or when the call cannot change a file (a dry run).
+// the tool is not in the map; role other when the call cannot change a file
+// (a dry run), so that only confinement applies to it.
 std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view tool,
                                          const nlohmann::json& arguments);
 

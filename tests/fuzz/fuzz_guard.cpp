@@ -16,6 +16,7 @@
 #include "proxy/message.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
+#include "tracker/profiles.hpp"
 #include "tracker/tool_map.hpp"
 #include "tracker/tracker.hpp"
 

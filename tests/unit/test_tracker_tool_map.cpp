@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracker/profiles.hpp"
 #include "tracker/tool_map.hpp"
 
 using namespace fsguard;
@@ -37,13 +38,13 @@ TEST_SUITE("tool_map")
     CHECK(describe_call(tools, "read_text_file", json{{"path", "/a"}, {"head", "2"}})->extent == ReadExtent::partial);
   }
 
-  TEST_CASE("only a literal dryRun true makes an edit unguarded")
+  TEST_CASE("only a literal dryRun true makes an edit unguarded (but still confined)")
   {
     const ToolMap tools = server_filesystem_tools();
-    CHECK_FALSE(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", true}}));
-    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", false}}));
-    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", "true"}}));
-    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", 1}}));
+    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", true}})->role == ToolRole::other);
+    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", false}})->role == ToolRole::edit);
+    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", "true"}})->role == ToolRole::edit);
+    CHECK(describe_call(tools, "edit_file", json{{"path", "/a"}, {"dryRun", 1}})->role == ToolRole::edit);
   }
 
   TEST_CASE("path arguments that are missing or not strings are kept as unknown")
@@ -74,7 +75,7 @@ TEST_SUITE("tool_map")
     })"));
     REQUIRE(parsed.ok());
     CHECK(*describe_call(*parsed, "save", json{{"file", "/x"}})->paths[0].raw == "/x");
-    CHECK_FALSE(describe_call(*parsed, "patch", json{{"target", "/x"}, {"preview", true}}));
+    CHECK(describe_call(*parsed, "patch", json{{"target", "/x"}, {"preview", true}})->role == ToolRole::other);
     CHECK_FALSE(describe_call(*parsed, "write_file", json{{"path", "/x"}}));
     CHECK_FALSE(parse_tool_map(json::parse(R"({"x": {"role": "delete"}})")).ok());
     CHECK_FALSE(parse_tool_map(json::parse(R"({"x": {"role": "read", "pth": "p"}})")).ok());
@@ -82,8 +83,6 @@ TEST_SUITE("tool_map")
     CHECK_FALSE(parse_tool_map(json::parse(R"([])")).ok());
   }
 }
-
-#include "tracker/profiles.hpp"
 
 TEST_SUITE("profiles")
 {
