@@ -2,195 +2,25 @@
 
 #include <pwd.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
-#include <unordered_map>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/channel.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
-#include "proxy/audit_log.hpp"
-#include "proxy/child_process.hpp"
-#include "proxy/config_watch.hpp"
+#include "proxy/config_reload.hpp"
 #include "proxy/framing.hpp"
-#include "proxy/guard.hpp"
 #include "proxy/message.hpp"
-#include "proxy/real_disk.hpp"
-#include "proxy/stderr_tail.hpp"
+#include "proxy/session.hpp"
+#include "proxy/upstream_lifecycle.hpp"
 
 namespace fsguard {
 
-namespace asio = boost::asio;
-using asio::awaitable;
-using namespace std::chrono_literals;
-
 namespace {
-
-constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
-
-// Lines waiting for one output stream. One writer coroutine drains it, so
-// writes never overlap; its bounded capacity pushes back on the producers.
-using LineQueue = asio::experimental::channel<void(boost::system::error_code, std::string)>;
-// One line waiting per stream bounds fsguard's memory to a few times the
-// largest message, and stops reading a peer while the other is slow.
-constexpr std::size_t k_queue_capacity = 1;
-
-// Grace periods of the shutdown: stdin closed, then SIGTERM, then SIGKILL.
-constexpr auto k_shutdown_step = 2s;
-// How long fsguard keeps answering the client after the upstream died.
-constexpr auto k_linger_after_upstream_exit = 2s;
-
-struct Session {
-  Session(asio::io_context& io, Upstream upstream_process, const Config& settings, Log& logger,
-          std::string home, std::string cwd)
-    : context(io),
-      upstream(std::move(upstream_process)),
-      client_in(context, STDIN_FILENO),
-      client_out(context, STDOUT_FILENO),
-      to_upstream(context, k_queue_capacity),
-      to_client(context, k_queue_capacity),
-      guard(disk, settings, logger, std::move(home), std::move(cwd)),
-      config(settings),
-      log(logger),
-      shutdown_timer(context),
-      linger_timer(context),
-      output_done(context, asio::steady_timer::time_point::max())
-  {
-  }
-
-  asio::io_context& context;
-  Upstream upstream;
-  asio::posix::stream_descriptor client_in;
-  asio::posix::stream_descriptor client_out;
-  LineQueue to_upstream;
-  LineQueue to_client;
-  RealDisk disk;
-  Guard guard;
-  Config config;
-  Log& log;
-
-  // Client requests not yet answered, by id_key, to answer if the upstream dies.
-  std::unordered_map<std::string, nlohmann::json> pending;
-  std::optional<int> upstream_status; // set once the upstream has exited
-  bool upstream_exited_early = false; // before fsguard asked it to stop
-  bool stopping = false;
-  bool client_done = false;
-  bool upstream_output_done = false;
-  bool listing_scheduled = false;
-  asio::steady_timer shutdown_timer;
-  asio::steady_timer linger_timer;
-  asio::steady_timer output_done; // cancelled when the upstream's stdout ends
-  StderrTail stderr_tail;
-  bool upstream_answered = false; // the upstream has written at least one message
-  ConfigInputs inputs;            // to merge a changed config file again
-  AuditLog audit;
-};
-
-// An empty string in a LineQueue means "no more lines".
-const std::string k_end_of_stream;
-
-std::string describe_status(int status)
-{
-  if (status >= 128) {
-    return "killed by signal " + std::to_string(status - 128);
-  }
-  return "status " + std::to_string(status);
-}
-
-template <class Stream>
-awaitable<void> drain_queue(LineQueue& queue, Stream& stream, Session& session,
-                            const char* peer)
-{
-  bool broken = false;
-  for (;;) {
-    auto [error, line] = co_await queue.async_receive(k_use);
-    if (error || line.empty()) {
-      break;
-    }
-    if (broken) {
-      continue; // keep draining so producers never block on a dead peer
-    }
-    auto [write_error, written] = co_await asio::async_write(stream, asio::buffer(line), k_use);
-    if (write_error) {
-      broken = true;
-      session.log.info(std::string("cannot write to the ") + peer + ": " + write_error.message());
-    }
-  }
-  boost::system::error_code ignored;
-  stream.close(ignored);
-}
-
-awaitable<void> send(LineQueue& queue, std::string line)
-{
-  co_await queue.async_send(boost::system::error_code{}, std::move(line), k_use);
-}
-
-awaitable<void> flush(Session& session, Outbox& out)
-{
-  for (const auto& key : out.answered) {
-    session.pending.erase(key);
-  }
-  for (auto& line : out.to_client) {
-    co_await send(session.to_client, std::move(line));
-  }
-  for (auto& line : out.to_upstream) {
-    co_await send(session.to_upstream, std::move(line));
-  }
-  out = Outbox{};
-}
-
-std::string upstream_gone_message(const Session& session)
-{
-  return "fsguard: the upstream server exited (" + describe_status(*session.upstream_status)
-         + ") and cannot answer; restart the MCP server to continue";
-}
-
-awaitable<void> answer_pending_with_errors(Session& session)
-{
-  auto pending = std::move(session.pending);
-  session.pending.clear();
-  for (auto& [key, id] : pending) {
-    co_await send(session.to_client, error_response(id, -32000, upstream_gone_message(session)));
-  }
-}
-
-// Closes the upstream's stdin, then escalates to SIGTERM and SIGKILL on its
-// process group until it has exited.
-awaitable<void> stop_upstream(Session& session)
-{
-  if (session.stopping) {
-    co_return;
-  }
-  session.stopping = true;
-  co_await send(session.to_upstream, k_end_of_stream);
-  for (int signal_number : {0, SIGTERM, SIGKILL}) {
-    if (session.upstream_status) {
-      co_return;
-    }
-    if (signal_number != 0) {
-      session.log.info(std::string("the upstream did not exit; sending ")
-                       + (signal_number == SIGTERM ? "SIGTERM" : "SIGKILL"));
-      signal_upstream_group(session.upstream, signal_number);
-    }
-    session.shutdown_timer.expires_after(k_shutdown_step);
-    co_await session.shutdown_timer.async_wait(k_use);
-  }
-}
 
 // While the upstream's allowed directories are in doubt (a roots change in
 // progress), ask again after a growing pause, so relative paths resolve again
@@ -442,71 +272,6 @@ awaitable<void> relay_upstream_to_client(Session& session)
   session.output_done.cancel();
 }
 
-// Copies the upstream's stderr to fsguard's stderr as it comes, keeping the
-// tail to explain an early exit.
-awaitable<void> relay_upstream_stderr(Session& session)
-{
-  std::array<char, 16 * 1024> buffer;
-  for (;;) {
-    auto [error, count] = co_await session.upstream.errors.async_read_some(
-      asio::buffer(buffer), k_use);
-    if (count > 0) {
-      const std::string_view bytes(buffer.data(), count);
-      session.stderr_tail.append(bytes);
-      write_to_stderr(bytes);
-    }
-    if (error) {
-      break;
-    }
-  }
-}
-
-awaitable<void> wait_for_upstream(Session& session)
-{
-  co_await session.upstream.process.async_wait(k_use);
-  const int native = session.upstream.process.native_exit_code();
-  const int status = WIFSIGNALED(native) ? 128 + WTERMSIG(native) : WEXITSTATUS(native);
-  session.upstream_status = status;
-  session.upstream_exited_early = !session.stopping;
-  session.shutdown_timer.cancel();
-  const std::string tail = session.stderr_tail.text();
-  const std::string explained = tail.empty() ? "; it wrote nothing to stderr"
-                                             : "; the end of its stderr:\n" + tail;
-  if (session.upstream_exited_early) {
-    session.log.error(std::string("the upstream server exited unexpectedly (")
-                      + describe_status(status) + ")"
-                      + (session.upstream_answered ? "" : " before answering anything")
-                      + explained);
-  } else if (status != 0 && !session.upstream_answered) {
-    session.log.error("the upstream server failed (" + describe_status(status)
-                      + ") before answering anything" + explained);
-  } else {
-    session.log.info("the upstream server exited (" + describe_status(status) + ")");
-  }
-}
-
-// Once the upstream has exited, nothing of its process group may stay:
-// SIGTERM, a grace period, then SIGKILL for whatever ignored it.
-awaitable<void> clear_upstream_group(Session& session)
-{
-  const pid_t group = session.upstream.process.id();
-  auto group_alive = [group] { return group > 0 && (::kill(-group, 0) == 0 || errno == EPERM); };
-  if (!group_alive()) {
-    co_return;
-  }
-  signal_upstream_group(session.upstream, SIGTERM);
-  constexpr auto k_poll = 50ms;
-  for (auto waited = 0ms; waited < k_shutdown_step; waited += k_poll) {
-    asio::steady_timer pause(session.context, k_poll);
-    co_await pause.async_wait(k_use);
-    if (!group_alive()) {
-      co_return;
-    }
-  }
-  session.log.info("processes the upstream left behind ignored SIGTERM; sending SIGKILL");
-  signal_upstream_group(session.upstream, SIGKILL);
-}
-
 // Runs the session's parts and ends it in order: once the upstream has
 // exited and its output is drained, pending requests are answered, and the
 // client's output is closed.
@@ -544,76 +309,6 @@ awaitable<void> supervise(Session& session)
   session.client_in.cancel(ignored);
   session.to_upstream.close();
   co_await send(session.to_client, k_end_of_stream);
-}
-
-// Applies a changed config file: a valid one replaces the config in force
-// (what was read stays known); a broken one is rejected and the last good
-// config stays.
-void reload_config(Session& session)
-{
-  auto loaded = load_effective_config(session.inputs);
-  if (!loaded) {
-    session.log.error("config not reloaded, the last good config stays in force: "
-                      + loaded.error());
-    session.audit.write({{"event", "config_reload"}, {"file", *session.inputs.file},
-                         {"result", "rejected"}, {"reason", loaded.error()}});
-    return;
-  }
-  Config config = std::move(loaded).value();
-  const Mode previous = session.config.mode;
-  if (config.audit_log != session.audit.path()) {
-    if (config.audit_log.empty()) {
-      session.audit = AuditLog();
-    } else if (auto reopened = AuditLog::open(config.audit_log)) {
-      session.audit = std::move(reopened).value();
-    } else {
-      session.log.error(reopened.error() + "; keeping the previous audit log");
-      config.audit_log = session.audit.path();
-    }
-  }
-  session.config = config;
-  session.guard.set_config(config);
-  session.log.set_level(config.log_level);
-  session.log.info("reloaded the config from " + *session.inputs.file + " (mode "
-                   + std::string(to_string(config.mode)) + ")");
-  session.audit.write({{"event", "config_reload"}, {"file", *session.inputs.file},
-                       {"result", "applied"}});
-  if (config.mode != previous) {
-    session.log.warn("mode changed from " + std::string(to_string(previous)) + " to "
-                     + std::string(to_string(config.mode)));
-    session.audit.write({{"event", "mode_change"}, {"from", to_string(previous)},
-                         {"to", to_string(config.mode)}, {"source", config.sources["mode"]}});
-  }
-}
-
-awaitable<void> watch_config(Session& session)
-{
-  if (!session.inputs.file) {
-    co_return;
-  }
-  auto watch = ConfigWatch::start(session.context, *session.inputs.file);
-  if (!watch) {
-    session.log.warn(watch.error() + "; config changes need a restart");
-    co_return;
-  }
-  while (!session.upstream_status && co_await (*watch)->next_change()) {
-    if (!session.upstream_status) {
-      reload_config(session);
-    }
-  }
-}
-
-awaitable<void> handle_signals(Session& session, asio::signal_set& signals)
-{
-  auto [error, signal_number] = co_await signals.async_wait(k_use);
-  if (error) {
-    co_return;
-  }
-  session.log.info("received signal " + std::to_string(signal_number) + "; shutting down");
-  session.client_done = true;
-  boost::system::error_code ignored;
-  session.client_in.cancel(ignored);
-  co_await stop_upstream(session);
 }
 
 // The upstream inherits fsguard's environment and working directory; Node's

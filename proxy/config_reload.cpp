@@ -1,0 +1,64 @@
+#include "proxy/config_reload.hpp"
+
+#include "proxy/config_watch.hpp"
+
+namespace fsguard {
+
+// Applies a changed config file: a valid one replaces the config in force
+// (what was read stays known); a broken one is rejected and the last good
+// config stays.
+void reload_config(Session& session)
+{
+  auto loaded = load_effective_config(session.inputs);
+  if (!loaded) {
+    session.log.error("config not reloaded, the last good config stays in force: "
+                      + loaded.error());
+    session.audit.write({{"event", "config_reload"}, {"file", *session.inputs.file},
+                         {"result", "rejected"}, {"reason", loaded.error()}});
+    return;
+  }
+  Config config = std::move(loaded).value();
+  const Mode previous = session.config.mode;
+  if (config.audit_log != session.audit.path()) {
+    if (config.audit_log.empty()) {
+      session.audit = AuditLog();
+    } else if (auto reopened = AuditLog::open(config.audit_log)) {
+      session.audit = std::move(reopened).value();
+    } else {
+      session.log.error(reopened.error() + "; keeping the previous audit log");
+      config.audit_log = session.audit.path();
+    }
+  }
+  session.config = config;
+  session.guard.set_config(config);
+  session.log.set_level(config.log_level);
+  session.log.info("reloaded the config from " + *session.inputs.file + " (mode "
+                   + std::string(to_string(config.mode)) + ")");
+  session.audit.write({{"event", "config_reload"}, {"file", *session.inputs.file},
+                       {"result", "applied"}});
+  if (config.mode != previous) {
+    session.log.warn("mode changed from " + std::string(to_string(previous)) + " to "
+                     + std::string(to_string(config.mode)));
+    session.audit.write({{"event", "mode_change"}, {"from", to_string(previous)},
+                         {"to", to_string(config.mode)}, {"source", config.sources["mode"]}});
+  }
+}
+
+awaitable<void> watch_config(Session& session)
+{
+  if (!session.inputs.file) {
+    co_return;
+  }
+  auto watch = ConfigWatch::start(session.context, *session.inputs.file);
+  if (!watch) {
+    session.log.warn(watch.error() + "; config changes need a restart");
+    co_return;
+  }
+  while (!session.upstream_status && co_await (*watch)->next_change()) {
+    if (!session.upstream_status) {
+      reload_config(session);
+    }
+  }
+}
+
+} // namespace fsguard

@@ -1,0 +1,49 @@
+#include "proxy/session.hpp"
+
+#include "proxy/message.hpp"
+
+namespace fsguard {
+
+std::string describe_status(int status)
+{
+  if (status >= 128) {
+    return "killed by signal " + std::to_string(status - 128);
+  }
+  return "status " + std::to_string(status);
+}
+
+awaitable<void> send(LineQueue& queue, std::string line)
+{
+  co_await queue.async_send(boost::system::error_code{}, std::move(line), k_use);
+}
+
+awaitable<void> flush(Session& session, Outbox& out)
+{
+  for (const auto& key : out.answered) {
+    session.pending.erase(key);
+  }
+  for (auto& line : out.to_client) {
+    co_await send(session.to_client, std::move(line));
+  }
+  for (auto& line : out.to_upstream) {
+    co_await send(session.to_upstream, std::move(line));
+  }
+  out = Outbox{};
+}
+
+std::string upstream_gone_message(const Session& session)
+{
+  return "fsguard: the upstream server exited (" + describe_status(*session.upstream_status)
+         + ") and cannot answer; restart the MCP server to continue";
+}
+
+awaitable<void> answer_pending_with_errors(Session& session)
+{
+  auto pending = std::move(session.pending);
+  session.pending.clear();
+  for (auto& [key, id] : pending) {
+    co_await send(session.to_client, error_response(id, -32000, upstream_gone_message(session)));
+  }
+}
+
+} // namespace fsguard

@@ -1,0 +1,139 @@
+// One session's shared state, and the few operations every part of the
+// relay uses on it: queues of lines for each output stream and their
+// writers, and the answers owed to the client when the upstream is gone.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/experimental/channel.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <nlohmann/json.hpp>
+
+#include "proxy/audit_log.hpp"
+#include "proxy/child_process.hpp"
+#include "proxy/config.hpp"
+#include "proxy/guard.hpp"
+#include "proxy/log.hpp"
+#include "proxy/outbox.hpp"
+#include "proxy/real_disk.hpp"
+#include "proxy/stderr_tail.hpp"
+
+namespace fsguard {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using namespace std::chrono_literals;
+
+constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
+
+// Lines waiting for one output stream. One writer coroutine drains it, so
+// writes never overlap; its bounded capacity pushes back on the producers.
+using LineQueue = asio::experimental::channel<void(boost::system::error_code, std::string)>;
+// One line waiting per stream bounds fsguard's memory to a few times the
+// largest message, and stops reading a peer while the other is slow.
+constexpr std::size_t k_queue_capacity = 1;
+
+// Grace periods of the shutdown: stdin closed, then SIGTERM, then SIGKILL.
+constexpr auto k_shutdown_step = 2s;
+// How long fsguard keeps answering the client after the upstream died.
+constexpr auto k_linger_after_upstream_exit = 2s;
+
+struct Session {
+  Session(asio::io_context& io, Upstream upstream_process, const Config& settings, Log& logger,
+          std::string home, std::string cwd)
+    : context(io),
+      upstream(std::move(upstream_process)),
+      client_in(context, STDIN_FILENO),
+      client_out(context, STDOUT_FILENO),
+      to_upstream(context, k_queue_capacity),
+      to_client(context, k_queue_capacity),
+      guard(disk, settings, logger, std::move(home), std::move(cwd)),
+      config(settings),
+      log(logger),
+      shutdown_timer(context),
+      linger_timer(context),
+      output_done(context, asio::steady_timer::time_point::max())
+  {
+  }
+
+  asio::io_context& context;
+  Upstream upstream;
+  asio::posix::stream_descriptor client_in;
+  asio::posix::stream_descriptor client_out;
+  LineQueue to_upstream;
+  LineQueue to_client;
+  RealDisk disk;
+  Guard guard;
+  Config config;
+  Log& log;
+
+  // Client requests not yet answered, by id_key, to answer if the upstream dies.
+  std::unordered_map<std::string, nlohmann::json> pending;
+  std::optional<int> upstream_status; // set once the upstream has exited
+  bool upstream_exited_early = false; // before fsguard asked it to stop
+  bool stopping = false;
+  bool client_done = false;
+  bool upstream_output_done = false;
+  bool listing_scheduled = false;
+  asio::steady_timer shutdown_timer;
+  asio::steady_timer linger_timer;
+  asio::steady_timer output_done; // cancelled when the upstream's stdout ends
+  StderrTail stderr_tail;
+  bool upstream_answered = false; // the upstream has written at least one message
+  ConfigInputs inputs;            // to merge a changed config file again
+  AuditLog audit;
+};
+
+// An empty string in a LineQueue means "no more lines".
+inline const std::string k_end_of_stream;
+
+// "status N", or "killed by signal N" for a `status` of 128+N.
+std::string describe_status(int status);
+
+// Writes the lines of `queue` to `stream` until the end-of-stream line,
+// then closes `stream`. After a write error it keeps draining, so producers
+// never block on a dead `peer`.
+template <class Stream>
+awaitable<void> drain_queue(LineQueue& queue, Stream& stream, Session& session, const char* peer)
+{
+  bool broken = false;
+  for (;;) {
+    auto [error, line] = co_await queue.async_receive(k_use);
+    if (error || line.empty()) {
+      break;
+    }
+    if (broken) {
+      continue;
+    }
+    auto [write_error, written] = co_await asio::async_write(stream, asio::buffer(line), k_use);
+    if (write_error) {
+      broken = true;
+      session.log.info(std::string("cannot write to the ") + peer + ": " + write_error.message());
+    }
+  }
+  boost::system::error_code ignored;
+  stream.close(ignored);
+}
+
+// Queues `line` (with its newline) for one output stream.
+awaitable<void> send(LineQueue& queue, std::string line);
+
+// Queues what the guard wants sent, and forgets the requests it answered.
+awaitable<void> flush(Session& session, Outbox& out);
+
+// The error text for requests the exited upstream cannot answer.
+std::string upstream_gone_message(const Session& session);
+
+// Answers every request still waiting for the upstream with an error.
+awaitable<void> answer_pending_with_errors(Session& session);
+
+} // namespace fsguard
