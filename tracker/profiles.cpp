@@ -21,13 +21,10 @@ void add_others(ToolMap& tools, std::initializer_list<const char*> names)
   }
 }
 
-// @agent-infra/mcp-server-filesystem: a fork of the older reference server.
-// It resolves relative paths against its working directory.
-Profile agent_infra_filesystem()
+// read_multiple_files, write_file, edit_file and move_file as the reference
+// server and its forks define them.
+void add_reference_file_tools(ToolMap& tools)
 {
-  Profile profile{"agent-infra-filesystem", {}, PathRules::working_directory};
-  ToolMap& tools = profile.tools;
-  tools["read_file"] = spec(ToolRole::read);
   ToolSpec many = spec(ToolRole::read, "paths");
   many.path_is_list = true;
   tools["read_multiple_files"] = many;
@@ -38,6 +35,16 @@ Profile agent_infra_filesystem()
   ToolSpec move = spec(ToolRole::move, "source");
   move.destination_argument = "destination";
   tools["move_file"] = move;
+}
+
+// @agent-infra/mcp-server-filesystem: a fork of the older reference server.
+// It resolves relative paths against its working directory.
+Profile agent_infra_filesystem()
+{
+  Profile profile{"agent-infra-filesystem", {}, PathRules::working_directory};
+  ToolMap& tools = profile.tools;
+  tools["read_file"] = spec(ToolRole::read);
+  add_reference_file_tools(tools);
   add_others(tools, {"create_directory", "list_directory", "directory_tree", "search_files",
                      "get_file_info"});
   return profile;
@@ -76,16 +83,7 @@ ToolMap server_filesystem_tools()
   tools["read_text_file"] = text_read;
   tools["read_file"] = text_read; // the deprecated alias
   tools["read_media_file"] = spec(ToolRole::read);
-  ToolSpec many = spec(ToolRole::read, "paths");
-  many.path_is_list = true;
-  tools["read_multiple_files"] = many;
-  tools["write_file"] = spec(ToolRole::write);
-  ToolSpec edit = spec(ToolRole::edit);
-  edit.dry_run_argument = "dryRun";
-  tools["edit_file"] = edit;
-  ToolSpec move = spec(ToolRole::move, "source");
-  move.destination_argument = "destination";
-  tools["move_file"] = move;
+  add_reference_file_tools(tools);
   add_others(tools, {"create_directory", "list_directory", "list_directory_with_sizes",
                      "directory_tree", "search_files", "get_file_info"});
   return tools;
