@@ -76,6 +76,17 @@ TEST_SUITE("message")
     const auto not_string = parse_client_message(
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/a","content":5}}})");
     CHECK_FALSE(not_string.content_hash.has_value());
+
+    // Large lines take the streaming path; the outcome is the same.
+    const std::string big(200'000, 'z');
+    const auto large = parse_client_message(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file",)"
+      R"("arguments":{"path":"/b","content":"first","content":")" + big + R"("}}})");
+    REQUIRE(large.kind == MessageKind::request);
+    REQUIRE(large.content_hash.has_value());
+    CHECK(*large.content_hash == hash_bytes(big));
+    CHECK_FALSE(large.body["params"]["arguments"].contains("content"));
+    CHECK(large.body["params"]["arguments"]["path"] == "/b");
   }
 
   TEST_CASE("duplicate keys resolve to the last one, as JSON.parse in the upstream does")
