@@ -65,10 +65,8 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
   std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
                                                                   &XXH3_freeState);
   XXH3_128bits_reset(state.get());
-  constexpr std::size_t k_chunk = 256 * 1024;
-  auto buffer = std::make_unique<char[]>(k_chunk);
   for (;;) {
-    const ssize_t count = ::read(fd, buffer.get(), k_chunk);
+    const ssize_t count = ::read(fd, m_buffer.get(), k_chunk);
     if (count < 0) {
       if (errno == EINTR) {
         continue;
@@ -78,7 +76,7 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
     if (count == 0) {
       break;
     }
-    XXH3_128bits_update(state.get(), buffer.get(), static_cast<std::size_t>(count));
+    XXH3_128bits_update(state.get(), m_buffer.get(), static_cast<std::size_t>(count));
   }
   return to_content_hash(XXH3_128bits_digest(state.get()));
 }
