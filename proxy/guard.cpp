@@ -57,13 +57,6 @@ std::string veto_response(const nlohmann::json& id, const std::string& tool, con
   return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-bool is_within(const std::string& path, const std::string& directory)
-{
-  return path == directory || directory == "/"
-         || (path.starts_with(directory) && path.size() > directory.size()
-             && path[directory.size()] == '/');
-}
-
 } // namespace
 
 Guard::Guard(Disk& disk, const Config& config, const Log& log, std::string home, std::string cwd)
@@ -335,7 +328,8 @@ void Guard::after_listing(Outbox& out)
   m_listings_for_waiting = 0;
 }
 
-bool Guard::on_response(const std::string& key, std::string_view line, Outbox& out)
+bool Guard::on_response(const std::string& key, std::string_view line,
+                        const SkimmedMessage& skimmed, Outbox& out)
 {
   auto found = m_in_flight.find(key);
   if (found == m_in_flight.end()) {
@@ -349,9 +343,9 @@ bool Guard::on_response(const std::string& key, std::string_view line, Outbox& o
   // Most responses only need their outcome, which a skim finds without
   // parsing megabytes of file content; the rest need the text.
   const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty();
-  const auto skimmed = needs_text ? std::nullopt : skim_tool_succeeded(line);
-  if (skimmed) {
-    if (*skimmed) {
+  const auto outcome = needs_text ? std::nullopt : skim_tool_succeeded(skimmed);
+  if (outcome) {
+    if (*outcome) {
       record_response(call, nlohmann::json());
     }
   } else if (const auto response = nlohmann::json::parse(line, nullptr, false);

@@ -15,6 +15,7 @@
 #include "proxy/audit_log.hpp"
 #include "proxy/config.hpp"
 #include "proxy/log.hpp"
+#include "proxy/message.hpp"
 #include "proxy/outbox.hpp"
 #include "proxy/server_paths.hpp"
 #include "tracker/tool_map.hpp"
@@ -57,10 +58,12 @@ public:
     return m_in_flight.contains(key) || m_paths.awaits_upstream(key);
   }
 
-  // Takes the upstream's response `line` to `key`; may release parked calls
-  // into `out`. Returns false if the response must not reach the client.
-  // Parses the line fully only when its content matters.
-  bool on_response(const std::string& key, std::string_view line, Outbox& out);
+  // Takes the upstream's response `line` to `key`, already `skimmed` by the
+  // relay; may release parked calls into `out`. Returns false if the
+  // response must not reach the client. Parses the line fully only when its
+  // content matters.
+  bool on_response(const std::string& key, std::string_view line, const SkimmedMessage& skimmed,
+                   Outbox& out);
 
 private:
   struct Call {

@@ -12,14 +12,6 @@ namespace fsguard {
 
 namespace {
 
-int hex_digit(char c)
-{
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // The UTF-16 code unit of the escape "\uXXXX" at `at`, or -1.
 int escaped_unit(std::string_view text, std::size_t at)
 {
@@ -288,8 +280,13 @@ public:
       } else if (key == "method") {
         skimmed.has_method = true;
         skimmed.raw_method = value;
-      } else if (key == "result" || key == "error") {
+      } else if (key == "result") {
         skimmed.has_result_or_error = true;
+        skimmed.raw_result = value;
+        ++skimmed.results;
+      } else if (key == "error") {
+        skimmed.has_result_or_error = true;
+        skimmed.has_error = true;
       }
     });
     if (!object || ids > 1) {
@@ -393,27 +390,17 @@ SkimmedMessage skim_message(std::string_view line)
   return Skimmer(line).run();
 }
 
-std::optional<bool> skim_tool_succeeded(std::string_view line)
+std::optional<bool> skim_tool_succeeded(const SkimmedMessage& response)
 {
-  std::string_view result;
-  bool has_error = false;
-  int results = 0;
-  if (!Skimmer(line).walk([&](std::string_view key, std::string_view value) {
-        if (key == "result") {
-          result = value;
-          ++results;
-        } else if (key == "error") {
-          has_error = true;
-        }
-      })) {
+  if (!response.is_json_object) {
     return std::nullopt;
   }
-  if (has_error || results != 1) {
-    return results == 0 && has_error ? std::optional(false) : std::nullopt;
+  if (response.has_error || response.results != 1) {
+    return response.results == 0 && response.has_error ? std::optional(false) : std::nullopt;
   }
   std::string_view is_error;
   int flags = 0;
-  if (!Skimmer(result).walk([&](std::string_view key, std::string_view value) {
+  if (!Skimmer(response.raw_result).walk([&](std::string_view key, std::string_view value) {
         if (key == "isError") {
           is_error = value;
           ++flags;

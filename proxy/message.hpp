@@ -58,6 +58,9 @@ struct SkimmedMessage {
   bool has_result_or_error = false;
   std::string_view raw_id;     // the id's JSON text, empty if none
   std::string_view raw_method; // the method's JSON text, empty if none
+  std::string_view raw_result; // the result's JSON text, if exactly one
+  bool has_error = false;
+  int results = 0;             // how many "result" members
 };
 
 // Skims `line` without building a DOM: finds the top-level keys and the raw
@@ -65,10 +68,10 @@ struct SkimmedMessage {
 // looking object; callers then fall back to a full parse.
 SkimmedMessage skim_message(std::string_view line);
 
-// Whether the tool-call response `line` succeeded (a result without
-// "isError": true), found by a skim; nothing when only a full parse can
-// tell (escaped or repeated keys, odd shapes).
-std::optional<bool> skim_tool_succeeded(std::string_view line);
+// Whether the skimmed tool-call response succeeded (a result without
+// "isError": true); nothing when only a full parse can tell (escaped or
+// repeated keys, odd shapes).
+std::optional<bool> skim_tool_succeeded(const SkimmedMessage& response);
 
 // The member `key` of `object`, or a null value if `object` is not an
 // object or has no such member (never inserts, unlike operator[]).

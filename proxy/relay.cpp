@@ -70,9 +70,12 @@ awaitable<void> handle_client_line(Session& session, std::string line)
   ClientMessage message = parse_client_message(text);
   switch (message.kind) {
   case MessageKind::invalid:
-    session.log.warn("the client sent a line that is not valid JSON; answered with a parse error");
+    session.log.warn("the client sent a line that is not valid JSON; answered with a parse error "
+                     "and did not forward it");
     co_await send(session.to_client,
-                  error_response(nullptr, -32700, "fsguard: parse error: the line is not valid JSON"));
+                  error_response(nullptr, -32700,
+                                 "fsguard: parse error: the line is not valid JSON; send one "
+                                 "JSON-RPC message per line"));
     co_return;
   case MessageKind::too_deep:
     co_await send(session.to_client,
@@ -93,7 +96,8 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     co_return;
   case MessageKind::notification:
     if (method_of(message.body) == "tools/call") {
-      session.log.warn("dropped a tools/call without an id (a notification cannot be guarded)");
+      session.log.warn("dropped a tools/call sent without an id: a notification gets no answer "
+                       "and cannot be guarded; the client must send it as a request with an id");
       co_return;
     }
     if (method_of(message.body) == "notifications/cancelled") {
@@ -104,6 +108,8 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     break;
   case MessageKind::request: {
     const nlohmann::json& id = message.body["id"];
+    const std::string key = id_key(id);
+    const std::string_view method = method_of(message.body);
     if (session.upstream_status) {
       co_await send(session.to_client, error_response(id, -32000, upstream_gone_message(session)));
       co_return;
@@ -115,9 +121,9 @@ awaitable<void> handle_client_line(Session& session, std::string line)
                                    "reserved for fsguard's own requests; use another id"));
       co_return;
     }
-    session.pending[id_key(id)] = id;
-    session.guard.server_paths().on_client_request(method_of(message.body), id_key(id));
-    if (method_of(message.body) == "tools/call") {
+    session.pending[key] = id;
+    session.guard.server_paths().on_client_request(method, key);
+    if (method == "tools/call") {
       Outbox out;
       session.guard.on_tool_call(std::move(line), message.body, message.content_hash, out);
       message.body = nullptr; // free the parsed copy before waiting on a slow peer
@@ -160,12 +166,15 @@ awaitable<void> relay_client_to_upstream(Session& session)
     }
     if (event.status == LineStatus::too_long) {
       session.log.warn("discarded a client message longer than "
-                       + std::to_string(session.config.max_line_bytes) + " bytes");
+                       + std::to_string(session.config.max_line_bytes)
+                       + " bytes; raise max_line_bytes in the config if such messages are "
+                         "legitimate");
       co_await send(session.to_client,
                     error_response(nullptr, -32600,
                                    "fsguard: message discarded: longer than max_line_bytes ("
                                      + std::to_string(session.config.max_line_bytes)
-                                     + " bytes)"));
+                                     + " bytes); send less per call, or raise max_line_bytes in "
+                                       "fsguard's config"));
       continue;
     }
     if (event.text.find_first_not_of(" \t\r") == std::string_view::npos) {
@@ -237,7 +246,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string line)
       session.pending.erase(key);
       if (session.guard.awaits(key)) {
         Outbox out;
-        if (session.guard.on_response(key, text, out)) {
+        if (session.guard.on_response(key, text, skimmed, out)) {
           co_await send(session.to_client, std::move(line));
         }
         co_await flush(session, out);

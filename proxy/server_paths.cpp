@@ -99,8 +99,8 @@ bool ServerPaths::on_upstream_response(const std::string& key, const nlohmann::j
                              : std::nullopt;
   if (!directories) {
     if (own) {
-      m_log.warn("could not read the upstream's allowed directories; relative paths stay "
-                 "refused");
+      m_log.warn("could not read the upstream's allowed directories, so relative paths stay "
+                 "refused; the agent must use absolute paths");
     }
     return !own;
   }

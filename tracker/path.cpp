@@ -116,6 +116,15 @@ std::string lexically_normal(std::string_view absolute)
   return normal.empty() ? "/" : normal;
 }
 
+bool is_within(std::string_view path, std::string_view directory)
+{
+  if (directory == "/") {
+    return path.starts_with('/');
+  }
+  return path.starts_with(directory)
+         && (path.size() == directory.size() || path[directory.size()] == '/');
+}
+
 Result<std::string, PathError> canonical_path(Disk& disk, std::string_view absolute)
 {
   const std::string normal = lexically_normal(absolute);

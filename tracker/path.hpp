@@ -46,6 +46,9 @@ std::string spelling_problem(std::string_view raw, PathRules rules);
 // collapsed, as the upstream's path.resolve() does. `absolute` starts with '/'.
 std::string lexically_normal(std::string_view absolute);
 
+// True if the normal absolute `path` is `directory` or lies below it.
+bool is_within(std::string_view path, std::string_view directory);
+
 // The canonical path of the absolute path `absolute`: the real path of its
 // longest existing prefix (symlinks resolved, Unicode-equivalent names
 // matched as the upstream matches them), followed by the missing rest.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tracker/path.hpp"
+#include "tracker/unicode.hpp"
 
 namespace fsguard {
 
@@ -50,9 +51,7 @@ bool within(const std::string& path, const DirectorySet& allowed)
     if (directory.empty() || directory.front() != '/') {
       continue;
     }
-    const std::string normal_directory = lexically_normal(directory);
-    if (normal == normal_directory || normal_directory == "/"
-        || normal.starts_with(normal_directory + "/")) {
+    if (is_within(normal, lexically_normal(directory))) {
       return true;
     }
   }
@@ -63,14 +62,6 @@ bool is_windows_drive_path(std::string_view path)
 {
   return path.size() >= 2 && std::isalpha(static_cast<unsigned char>(path[0])) && path[1] == ':'
          && (path.size() == 2 || path[2] == '/' || path[2] == '\\');
-}
-
-int hex_value(char c)
-{
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 // Node's fileURLToPath() on POSIX: host must be empty or "localhost", and
@@ -91,8 +82,8 @@ std::optional<std::string> file_url_to_path(std::string_view uri)
   std::string path;
   for (std::size_t index = 0; index < rest.size(); ++index) {
     if (rest[index] == '%' && index + 2 < rest.size()) {
-      const int high = hex_value(rest[index + 1]);
-      const int low = hex_value(rest[index + 2]);
+      const int high = hex_digit(rest[index + 1]);
+      const int low = hex_digit(rest[index + 2]);
       if (high >= 0 && low >= 0) {
         const char decoded = static_cast<char>(high * 16 + low);
         if (decoded == '/') {

@@ -7,6 +7,14 @@
 
 namespace fsguard {
 
+int hex_digit(char c)
+{
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 std::optional<std::string> to_nfc(std::string_view text)
 {
   utf8proc_uint8_t* normalized = nullptr;

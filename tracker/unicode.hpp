@@ -8,6 +8,9 @@
 
 namespace fsguard {
 
+// The value of the hexadecimal digit `c`, or -1 (for \uXXXX and %XX).
+int hex_digit(char c);
+
 // `text` in Normalization Form C, or nothing if `text` is not valid UTF-8.
 std::optional<std::string> to_nfc(std::string_view text);
 

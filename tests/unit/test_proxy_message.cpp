@@ -131,15 +131,16 @@ TEST_SUITE("message")
 
   TEST_CASE("a skim tells a tool call's success without parsing the content")
   {
-    CHECK(*skim_tool_succeeded(R"({"result":{"content":[{"type":"text","text":"isError: true"}]},"jsonrpc":"2.0","id":1})"));
-    CHECK(*skim_tool_succeeded(R"({"result":{"content":[],"isError":false},"id":1})"));
-    CHECK_FALSE(*skim_tool_succeeded(R"({"result":{"content":[],"isError":true},"id":1})"));
-    CHECK_FALSE(*skim_tool_succeeded(R"({"result":{"isError" : true ,"content":[]},"id":1})"));
-    CHECK_FALSE(*skim_tool_succeeded(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x"}})"));
-    CHECK_FALSE(skim_tool_succeeded(R"({"result":{"isError":true,"isError":false},"id":1})"));
-    CHECK_FALSE(skim_tool_succeeded(R"({"result":{"\u0069sError":true},"id":1})"));
-    CHECK_FALSE(skim_tool_succeeded(R"({"result":{},"result":{},"id":1})"));
-    CHECK_FALSE(skim_tool_succeeded("not json"));
+    auto succeeded = [](std::string_view line) { return skim_tool_succeeded(skim_message(line)); };
+    CHECK(*succeeded(R"({"result":{"content":[{"type":"text","text":"isError: true"}]},"jsonrpc":"2.0","id":1})"));
+    CHECK(*succeeded(R"({"result":{"content":[],"isError":false},"id":1})"));
+    CHECK_FALSE(*succeeded(R"({"result":{"content":[],"isError":true},"id":1})"));
+    CHECK_FALSE(*succeeded(R"({"result":{"isError" : true ,"content":[]},"id":1})"));
+    CHECK_FALSE(*succeeded(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x"}})"));
+    CHECK_FALSE(succeeded(R"({"result":{"isError":true,"isError":false},"id":1})"));
+    CHECK_FALSE(succeeded(R"({"result":{"\u0069sError":true},"id":1})"));
+    CHECK_FALSE(succeeded(R"({"result":{},"result":{},"id":1})"));
+    CHECK_FALSE(succeeded("not json"));
   }
 
   TEST_CASE("error responses are well-formed JSON-RPC lines")
