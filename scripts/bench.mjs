@@ -31,6 +31,9 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '../tests/integration/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
 import { StdioClientTransport } from '../tests/integration/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js';
 
+// Process bookkeeping is the integration tests' own.
+import { descendantPids as descendants, isAlive as alive } from '../tests/integration/lib/harness.mjs';
+
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = path.join(ROOT, 'tests/integration/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const FSGUARD = process.env.FSGUARD_BIN || path.join(ROOT, 'build/fsguard');
@@ -85,33 +88,6 @@ function cpuNs(pid) {
 function statusKiB(pid, field) {
   const match = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
   return match ? Number(match[1]) : NaN;
-}
-
-function childPids(pid) {
-  const out = [];
-  try {
-    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
-      const text = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
-      if (text) out.push(...text.split(/\s+/).map(Number));
-    }
-  } catch { /* gone */ }
-  return out;
-}
-
-function descendants(pid) {
-  const out = [];
-  for (const child of childPids(pid)) out.push(child, ...descendants(child));
-  return out;
-}
-
-function alive(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
 }
 
 // ---------------------------------------------------------------- workspace
