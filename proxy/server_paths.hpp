@@ -32,7 +32,6 @@ public:
   // The upstream's tools as the profile maps them (before detection: the
   // server-filesystem map, so nothing slips through while it is unknown).
   const ToolMap& tools() const { return m_profile.tools; }
-  const std::string& profile_name() const { return m_profile.name; }
 
   // Whether the config maps the tools itself (then an unknown server is
   // guarded by that map, not left unguarded).
