@@ -4,7 +4,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/stdio.hpp>
@@ -81,6 +84,39 @@ void signal_upstream_group(const Upstream& upstream, int signal_number)
   if (group > 0) {
     ::kill(-group, signal_number);
   }
+}
+
+bool upstream_group_alive(const Upstream& upstream)
+{
+  const pid_t group = upstream.process.id();
+  if (group <= 0 || (::kill(-group, 0) != 0 && errno != EPERM)) {
+    return false;
+  }
+  // Some member exists; look for one that is not a zombie. /proc/<pid>/stat
+  // is "pid (comm) state ppid pgrp ...", and comm may hold spaces.
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::ifstream file(entry.path() / "stat");
+    std::string stat;
+    std::getline(file, stat);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) {
+      continue;
+    }
+    std::istringstream fields(stat.substr(close + 1));
+    char state = 0;
+    long parent = 0;
+    long process_group = 0;
+    if (fields >> state >> parent >> process_group && process_group == group && state != 'Z'
+        && state != 'X') {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::vector<std::string> default_upstream_command()

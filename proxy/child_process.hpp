@@ -30,6 +30,11 @@ Result<Upstream, std::string> start_upstream(boost::asio::io_context& context,
 // Sends `signal_number` to the upstream's whole process group.
 void signal_upstream_group(const Upstream& upstream, int signal_number);
 
+// True while a process of the upstream's process group is still running.
+// Zombies do not count: a group whose members have exited but were not yet
+// reaped (their parent is gone, or PID 1 reaps slowly) has nothing to stop.
+bool upstream_group_alive(const Upstream& upstream);
+
 // The command fsguard runs when none is given: the server-filesystem copy
 // next to the build (installed by scripts/setup.sh) on the current
 // directory, else the pinned package through npx.

@@ -79,8 +79,7 @@ awaitable<void> wait_for_upstream(Session& session)
 // SIGTERM, a grace period, then SIGKILL for whatever ignored it.
 awaitable<void> clear_upstream_group(Session& session)
 {
-  const pid_t group = session.upstream.process.id();
-  auto group_alive = [group] { return group > 0 && (::kill(-group, 0) == 0 || errno == EPERM); };
+  auto group_alive = [&session] { return upstream_group_alive(session.upstream); };
   if (!group_alive()) {
     co_return;
   }
