@@ -1,5 +1,6 @@
 #include "proxy/message.hpp"
 
+#include "proxy/json_string.hpp"
 #include "proxy/real_disk.hpp"
 #include "tracker/unicode.hpp"
 
@@ -96,126 +97,6 @@ std::size_t nesting_depth(std::string_view text)
     }
   }
   return deepest;
-}
-
-// Parses `text`, hashing params.arguments.content and leaving it out of the
-// result, so a large write is never held twice.
-nlohmann::json parse_without_content(std::string_view text, std::optional<ContentHash>& content_hash)
-{
-  content_hash.reset();
-  constexpr std::size_t k_small = 64 * 1024;
-  if (text.size() < k_small) {
-    // Small lines: a plain parse is faster than one with a callback.
-    auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    auto& arguments = parsed.is_object() && parsed.contains("params")
-                          && parsed["params"].is_object() && parsed["params"].contains("arguments")
-                        ? parsed["params"]["arguments"]
-                        : parsed;
-    if (&arguments != &parsed && arguments.is_object()) {
-      const auto content = arguments.find("content");
-      if (content != arguments.end()) {
-        if (content->is_string()) {
-          content_hash = hash_bytes(content->get_ref<const std::string&>());
-        }
-        arguments.erase(content);
-      }
-    }
-    return parsed;
-  }
-  std::vector<std::string> keys; // the key being read at each depth
-  auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    const auto level = static_cast<std::size_t>(depth);
-    if (event == nlohmann::json::parse_event_t::key) {
-      // A key of an object at depth `level` (the outermost object is 1).
-      keys.resize(level - 1);
-      keys.push_back(parsed.get<std::string>());
-      return true;
-    }
-    const bool is_content = level == 3 && keys.size() >= 3 && keys[0] == "params"
-                            && keys[1] == "arguments" && keys[2] == "content";
-    if (event == nlohmann::json::parse_event_t::value && is_content) {
-      // Last one wins, as in JSON.parse.
-      content_hash = parsed.is_string() ? std::optional(hash_bytes(parsed.get_ref<const std::string&>()))
-                                        : std::nullopt;
-      return false; // frees the string
-    }
-    if (event == nlohmann::json::parse_event_t::object_end && level == 2 && keys.size() >= 2
-        && keys[0] == "params" && keys[1] == "arguments" && parsed.is_object()) {
-      parsed.erase("content"); // the slot its discarded value left
-    }
-    return true;
-  };
-  return nlohmann::json::parse(text, callback, /*allow_exceptions=*/false);
-}
-
-ClientMessage parse_client_message(std::string_view line)
-{
-  ClientMessage message;
-  if (nesting_depth(line) > k_max_nesting) {
-    message.kind = MessageKind::too_deep;
-    return message;
-  }
-  message.body = parse_without_content(line, message.content_hash);
-  if (message.body.is_discarded()) {
-    // The upstream (Node) decodes its input with U+FFFD for invalid UTF-8,
-    // and JSON.parse accepts lone surrogate escapes: fsguard judges the
-    // message the upstream will actually see.
-    std::string repaired(line);
-    if (auto replaced = replace_invalid_utf8(repaired)) {
-      repaired = std::move(*replaced);
-    }
-    if (auto replaced = replace_lone_surrogates(repaired)) {
-      repaired = std::move(*replaced);
-    }
-    message.body = parse_without_content(repaired, message.content_hash);
-  }
-  if (message.body.is_discarded()) {
-    message.kind = MessageKind::invalid;
-    return message;
-  }
-  if (message.body.is_array()) {
-    message.kind = MessageKind::batch;
-    return message;
-  }
-  if (!message.body.is_object()) {
-    message.kind = MessageKind::other;
-    return message;
-  }
-  const bool has_id = message.body.contains("id");
-  if (message.body.contains("method")) {
-    message.kind = has_id ? MessageKind::request : MessageKind::notification;
-    if (has_id) {
-      const auto& id = message.body["id"];
-      if (!id.is_string() && !id.is_number()) {
-        message.kind = MessageKind::bad_id;
-      }
-    }
-  } else if (has_id && (message.body.contains("result") || message.body.contains("error"))) {
-    message.kind = MessageKind::response;
-  } else {
-    message.kind = MessageKind::other;
-  }
-  return message;
-}
-
-std::string_view method_of(const nlohmann::json& body)
-{
-  const auto found = body.find("method");
-  if (found == body.end() || !found->is_string()) {
-    return {};
-  }
-  return found->get_ref<const std::string&>();
-}
-
-std::string id_key(const nlohmann::json& id)
-{
-  if (id.is_number_float()) {
-    const double value = id.get<double>();
-    if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
-      return std::to_string(static_cast<long long>(value));
-    }
-  }
-  return id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 namespace {
@@ -383,7 +264,187 @@ private:
   std::size_t m_at = 0;
 };
 
+// The raw value of params.arguments.content in `line`, if a skim finds it
+// unambiguously: each of the three keys exactly once, unescaped.
+std::optional<std::string_view> find_argument_content(std::string_view line)
+{
+  const auto only_member = [](std::string_view object, std::string_view wanted,
+                              std::string_view& found) {
+    int count = 0;
+    const bool plain = Skimmer(object).walk([&](std::string_view key, std::string_view value) {
+      if (key == wanted) {
+        found = value;
+        ++count;
+      }
+    });
+    return plain && count == 1;
+  };
+  std::string_view params;
+  std::string_view arguments;
+  std::string_view content;
+  if (!only_member(line, "params", params) || !only_member(params, "arguments", arguments)
+      || !only_member(arguments, "content", content)) {
+    return std::nullopt;
+  }
+  return content;
+}
+
+// The fast path for a write: hashes the content string where it lies and
+// parses only the rest of `line`. Nothing if the content is absent, not a
+// string, or needs the full parser (escaped or repeated keys, invalid UTF-8,
+// lone surrogates), or if the rest is not valid JSON.
+std::optional<nlohmann::json> parse_with_content_in_place(std::string_view line,
+                                                          std::optional<ContentHash>& content_hash)
+{
+  if (line.find("\"content\"") == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const auto content = find_argument_content(line);
+  if (!content || content->front() != '"') {
+    return std::nullopt;
+  }
+  const auto hash = hash_json_string(*content);
+  if (!hash) {
+    return std::nullopt;
+  }
+  const auto start = static_cast<std::size_t>(content->data() - line.data());
+  std::string rest;
+  rest.reserve(line.size() - content->size() + 1);
+  rest.append(line.substr(0, start)).append("0").append(line.substr(start + content->size()));
+  auto parsed = nlohmann::json::parse(rest, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    return std::nullopt;
+  }
+  parsed["params"]["arguments"].erase("content"); // the skim found both objects
+  content_hash = hash;
+  return parsed;
+}
+
+// Parses `text`, hashing params.arguments.content and leaving it out of the
+// result, so a large write is never held twice.
+nlohmann::json parse_without_content(std::string_view text, std::optional<ContentHash>& content_hash)
+{
+  content_hash.reset();
+  constexpr std::size_t k_small = 64 * 1024;
+  if (text.size() < k_small) {
+    // Small lines: a plain parse is faster than one with a callback.
+    auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    auto& arguments = parsed.is_object() && parsed.contains("params")
+                          && parsed["params"].is_object() && parsed["params"].contains("arguments")
+                        ? parsed["params"]["arguments"]
+                        : parsed;
+    if (&arguments != &parsed && arguments.is_object()) {
+      const auto content = arguments.find("content");
+      if (content != arguments.end()) {
+        if (content->is_string()) {
+          content_hash = hash_bytes(content->get_ref<const std::string&>());
+        }
+        arguments.erase(content);
+      }
+    }
+    return parsed;
+  }
+  std::vector<std::string> keys; // the key being read at each depth
+  auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    const auto level = static_cast<std::size_t>(depth);
+    if (event == nlohmann::json::parse_event_t::key) {
+      // A key of an object at depth `level` (the outermost object is 1).
+      keys.resize(level - 1);
+      keys.push_back(parsed.get<std::string>());
+      return true;
+    }
+    const bool is_content = level == 3 && keys.size() >= 3 && keys[0] == "params"
+                            && keys[1] == "arguments" && keys[2] == "content";
+    if (event == nlohmann::json::parse_event_t::value && is_content) {
+      // Last one wins, as in JSON.parse.
+      content_hash = parsed.is_string() ? std::optional(hash_bytes(parsed.get_ref<const std::string&>()))
+                                        : std::nullopt;
+      return false; // frees the string
+    }
+    if (event == nlohmann::json::parse_event_t::object_end && level == 2 && keys.size() >= 2
+        && keys[0] == "params" && keys[1] == "arguments" && parsed.is_object()) {
+      parsed.erase("content"); // the slot its discarded value left
+    }
+    return true;
+  };
+  return nlohmann::json::parse(text, callback, /*allow_exceptions=*/false);
+}
+
 } // namespace
+
+ClientMessage parse_client_message(std::string_view line)
+{
+  ClientMessage message;
+  if (nesting_depth(line) > k_max_nesting) {
+    message.kind = MessageKind::too_deep;
+    return message;
+  }
+  if (auto parsed = parse_with_content_in_place(line, message.content_hash)) {
+    message.body = std::move(*parsed);
+  } else {
+    message.body = parse_without_content(line, message.content_hash);
+  }
+  if (message.body.is_discarded()) {
+    // The upstream (Node) decodes its input with U+FFFD for invalid UTF-8,
+    // and JSON.parse accepts lone surrogate escapes: fsguard judges the
+    // message the upstream will actually see.
+    std::string repaired(line);
+    if (auto replaced = replace_invalid_utf8(repaired)) {
+      repaired = std::move(*replaced);
+    }
+    if (auto replaced = replace_lone_surrogates(repaired)) {
+      repaired = std::move(*replaced);
+    }
+    message.body = parse_without_content(repaired, message.content_hash);
+  }
+  if (message.body.is_discarded()) {
+    message.kind = MessageKind::invalid;
+    return message;
+  }
+  if (message.body.is_array()) {
+    message.kind = MessageKind::batch;
+    return message;
+  }
+  if (!message.body.is_object()) {
+    message.kind = MessageKind::other;
+    return message;
+  }
+  const bool has_id = message.body.contains("id");
+  if (message.body.contains("method")) {
+    message.kind = has_id ? MessageKind::request : MessageKind::notification;
+    if (has_id) {
+      const auto& id = message.body["id"];
+      if (!id.is_string() && !id.is_number()) {
+        message.kind = MessageKind::bad_id;
+      }
+    }
+  } else if (has_id && (message.body.contains("result") || message.body.contains("error"))) {
+    message.kind = MessageKind::response;
+  } else {
+    message.kind = MessageKind::other;
+  }
+  return message;
+}
+
+std::string_view method_of(const nlohmann::json& body)
+{
+  const auto found = body.find("method");
+  if (found == body.end() || !found->is_string()) {
+    return {};
+  }
+  return found->get_ref<const std::string&>();
+}
+
+std::string id_key(const nlohmann::json& id)
+{
+  if (id.is_number_float()) {
+    const double value = id.get<double>();
+    if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
+      return std::to_string(static_cast<long long>(value));
+    }
+  }
+  return id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 SkimmedMessage skim_message(std::string_view line)
 {

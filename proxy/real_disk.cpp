@@ -62,9 +62,8 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
   if (!S_ISREG(info.st_mode)) {
     return DiskError{EINVAL};
   }
-  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
-                                                                  &XXH3_freeState);
-  XXH3_128bits_reset(state.get());
+  XXH3_128bits_reset(m_state.get());
+  off_t total = 0;
   for (;;) {
     const ssize_t count = ::read(fd, m_buffer.get(), k_chunk);
     if (count < 0) {
@@ -76,9 +75,13 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
     if (count == 0) {
       break;
     }
-    XXH3_128bits_update(state.get(), m_buffer.get(), static_cast<std::size_t>(count));
+    XXH3_128bits_update(m_state.get(), m_buffer.get(), static_cast<std::size_t>(count));
+    total += count;
+    if (static_cast<std::size_t>(count) < k_chunk && total >= info.st_size) {
+      break; // a short read at the size fstat gave is the end: spare the read of 0
+    }
   }
-  return to_content_hash(XXH3_128bits_digest(state.get()));
+  return to_content_hash(XXH3_128bits_digest(m_state.get()));
 }
 
 Result<std::string, DiskError> RealDisk::real_path(const std::string& path)
@@ -112,6 +115,11 @@ std::int64_t RealDisk::now_ns()
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   return now.tv_sec * 1'000'000'000LL + now.tv_nsec;
+}
+
+void RealDisk::StateDeleter::operator()(XXH3_state_t* state) const
+{
+  XXH3_freeState(state);
 }
 
 ContentHash hash_bytes(std::string_view bytes)

@@ -3,6 +3,8 @@
 
 #include <memory>
 
+#include <xxhash.h>
+
 #include "tracker/disk.hpp"
 
 namespace fsguard {
@@ -19,6 +21,10 @@ private:
   static constexpr std::size_t k_chunk = 256 * 1024;
   // Reused by every hash: no allocation (or mmap) per file.
   std::unique_ptr<char[]> m_buffer = std::make_unique_for_overwrite<char[]>(k_chunk);
+  struct StateDeleter {
+    void operator()(XXH3_state_t* state) const;
+  };
+  std::unique_ptr<XXH3_state_t, StateDeleter> m_state{XXH3_createState()};
 };
 
 // XXH3-128 of `bytes`: the hash RealDisk::hash gives a file holding `bytes`.

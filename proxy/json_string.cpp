@@ -1,0 +1,216 @@
+#include "proxy/json_string.hpp"
+
+#include <xxhash.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "tracker/unicode.hpp"
+
+namespace fsguard {
+
+namespace {
+
+using Byte = unsigned char;
+
+constexpr std::uint64_t k_ones = 0x0101010101010101ULL;
+constexpr std::uint64_t k_highs = 0x8080808080808080ULL;
+
+// Whether any of the 8 bytes in `word` is zero (may also flag a byte after
+// a zero one, which only sends the caller to its byte loop).
+constexpr std::uint64_t any_zero_byte(std::uint64_t word)
+{
+  return (word - k_ones) & ~word & k_highs;
+}
+
+// Whether any of the 8 bytes needs a closer look: not ASCII, a control
+// character, a quote or a backslash.
+bool any_special_byte(std::uint64_t word)
+{
+  const std::uint64_t non_ascii = word & k_highs;
+  const std::uint64_t control = (word - k_ones * 0x20) & ~word & k_highs; // a byte below 0x20
+  const std::uint64_t quote = any_zero_byte(word ^ (k_ones * '"'));
+  const std::uint64_t backslash = any_zero_byte(word ^ (k_ones * '\\'));
+  return (non_ascii | control | quote | backslash) != 0;
+}
+
+// The length of the valid UTF-8 sequence starting at `at` (before `end`),
+// or 0 if it is invalid (RFC 3629: no overlong forms, no surrogates, nothing
+// above U+10FFFF).
+std::size_t utf8_sequence_length(const Byte* at, const Byte* end)
+{
+  const Byte lead = at[0];
+  std::size_t length = 0;
+  Byte second_low = 0x80;
+  Byte second_high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    second_low = lead == 0xE0 ? 0xA0 : 0x80;
+    second_high = lead == 0xED ? 0x9F : 0xBF;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    second_low = lead == 0xF0 ? 0x90 : 0x80;
+    second_high = lead == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 0;
+  }
+  if (end - at < static_cast<std::ptrdiff_t>(length) || at[1] < second_low || at[1] > second_high) {
+    return 0;
+  }
+  for (std::size_t index = 2; index < length; ++index) {
+    if (at[index] < 0x80 || at[index] > 0xBF) {
+      return 0;
+    }
+  }
+  return length;
+}
+
+// The UTF-16 code unit of the four hex digits at `at`, or -1.
+int hex_unit(const Byte* at, const Byte* end)
+{
+  if (end - at < 4) {
+    return -1;
+  }
+  int unit = 0;
+  for (int index = 0; index < 4; ++index) {
+    const int digit = hex_digit(static_cast<char>(at[index]));
+    if (digit < 0) {
+      return -1;
+    }
+    unit = unit * 16 + digit;
+  }
+  return unit;
+}
+
+// Appends the UTF-8 form of `code_point` to `out`; returns its length.
+std::size_t encode_utf8(std::uint32_t code_point, Byte* out)
+{
+  if (code_point < 0x80) {
+    out[0] = static_cast<Byte>(code_point);
+    return 1;
+  }
+  if (code_point < 0x800) {
+    out[0] = static_cast<Byte>(0xC0 | (code_point >> 6));
+    out[1] = static_cast<Byte>(0x80 | (code_point & 0x3F));
+    return 2;
+  }
+  if (code_point < 0x10000) {
+    out[0] = static_cast<Byte>(0xE0 | (code_point >> 12));
+    out[1] = static_cast<Byte>(0x80 | ((code_point >> 6) & 0x3F));
+    out[2] = static_cast<Byte>(0x80 | (code_point & 0x3F));
+    return 3;
+  }
+  out[0] = static_cast<Byte>(0xF0 | (code_point >> 18));
+  out[1] = static_cast<Byte>(0x80 | ((code_point >> 12) & 0x3F));
+  out[2] = static_cast<Byte>(0x80 | ((code_point >> 6) & 0x3F));
+  out[3] = static_cast<Byte>(0x80 | (code_point & 0x3F));
+  return 4;
+}
+
+// Decodes the escape at `at` (its backslash) into `out`; returns how many
+// input bytes it used (0: invalid) and sets `written`.
+std::size_t decode_escape(const Byte* at, const Byte* end, Byte* out, std::size_t& written)
+{
+  if (end - at < 2) {
+    return 0;
+  }
+  written = 1;
+  switch (at[1]) {
+  case '"': out[0] = '"'; return 2;
+  case '\\': out[0] = '\\'; return 2;
+  case '/': out[0] = '/'; return 2;
+  case 'b': out[0] = '\b'; return 2;
+  case 'f': out[0] = '\f'; return 2;
+  case 'n': out[0] = '\n'; return 2;
+  case 'r': out[0] = '\r'; return 2;
+  case 't': out[0] = '\t'; return 2;
+  case 'u': break;
+  default: return 0;
+  }
+  const int unit = hex_unit(at + 2, end);
+  if (unit < 0 || (unit >= 0xDC00 && unit <= 0xDFFF)) {
+    return 0; // not hex, or a lone low surrogate
+  }
+  if (unit < 0xD800 || unit > 0xDBFF) {
+    written = encode_utf8(static_cast<std::uint32_t>(unit), out);
+    return 6;
+  }
+  // A high surrogate must be followed by a low one.
+  if (end - at < 12 || at[6] != '\\' || at[7] != 'u') {
+    return 0;
+  }
+  const int low = hex_unit(at + 8, end);
+  if (low < 0xDC00 || low > 0xDFFF) {
+    return 0;
+  }
+  const auto code_point = 0x10000u + ((static_cast<std::uint32_t>(unit) - 0xD800u) << 10)
+                          + (static_cast<std::uint32_t>(low) - 0xDC00u);
+  written = encode_utf8(code_point, out);
+  return 12;
+}
+
+struct StateDeleter {
+  void operator()(XXH3_state_t* state) const { XXH3_freeState(state); }
+};
+
+} // namespace
+
+std::optional<ContentHash> hash_json_string(std::string_view literal)
+{
+  if (literal.size() < 2 || literal.front() != '"' || literal.back() != '"') {
+    return std::nullopt;
+  }
+  const auto* at = reinterpret_cast<const Byte*>(literal.data()) + 1;
+  const auto* const end = reinterpret_cast<const Byte*>(literal.data()) + literal.size() - 1;
+  std::unique_ptr<XXH3_state_t, StateDeleter> state(XXH3_createState());
+  if (!state) {
+    return std::nullopt;
+  }
+  XXH3_128bits_reset(state.get());
+  const Byte* run = at; // the start of bytes hashed as they stand
+  while (at < end) {
+    while (end - at >= 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, at, sizeof word);
+      if (any_special_byte(word)) {
+        break;
+      }
+      at += 8;
+    }
+    if (at >= end) {
+      break;
+    }
+    const Byte byte = *at;
+    if (byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\') {
+      ++at;
+    } else if (byte >= 0x80) {
+      const std::size_t length = utf8_sequence_length(at, end);
+      if (length == 0) {
+        return std::nullopt;
+      }
+      at += length;
+    } else if (byte == '\\') {
+      XXH3_128bits_update(state.get(), run, static_cast<std::size_t>(at - run));
+      std::array<Byte, 4> decoded{};
+      std::size_t written = 0;
+      const std::size_t used = decode_escape(at, end, decoded.data(), written);
+      if (used == 0) {
+        return std::nullopt;
+      }
+      XXH3_128bits_update(state.get(), decoded.data(), written);
+      at += used;
+      run = at;
+    } else {
+      return std::nullopt; // a control character, or a quote that ends the string early
+    }
+  }
+  XXH3_128bits_update(state.get(), run, static_cast<std::size_t>(end - run));
+  const XXH128_hash_t hash = XXH3_128bits_digest(state.get());
+  return ContentHash{hash.high64, hash.low64};
+}
+
+} // namespace fsguard

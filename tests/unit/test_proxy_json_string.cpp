@@ -1,0 +1,152 @@
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "proxy/json_string.hpp"
+#include "proxy/message.hpp"
+#include "proxy/real_disk.hpp"
+
+using namespace fsguard;
+
+namespace {
+
+// What the full parser makes of `literal`: the hash of the decoded string,
+// or nothing if it rejects it.
+std::optional<ContentHash> reference_hash(const std::string& literal)
+{
+  const auto parsed = nlohmann::json::parse(literal, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_string()) {
+    return std::nullopt;
+  }
+  return hash_bytes(parsed.get_ref<const std::string&>());
+}
+
+// A random JSON-string-like literal built from pieces that matter: plain
+// text, escapes (good and bad), surrogates, UTF-8 (good and bad), control
+// characters and stray quotes.
+std::string random_literal(std::mt19937& random)
+{
+  static const std::vector<std::string> pieces = {
+    "a", "hello world ", "0123456789abcdef", "\\n", "\\\"", "\\\\", "\\/", "\\b", "\\f",
+    "\\r", "\\t", "\\u00e9", "\\u0000", "\\u20AC", "\\ud83d\\ude00", "\\ud800", "\\udc00",
+    "\\ud800x", "\\uZZZZ", "\\u12", "\\x", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
+    "\xFF", "\xC0\xAF", "\xE0\x80\xAF", "\xF0\x80\x80\xAF", "\xED\xA0\x80", "\xED\x9F\xBF",
+    "\xF4\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xE2\x82", "\x80", "\x01", "\t", "\"",
+    "\\", std::string(40, 'x'),
+  };
+  std::uniform_int_distribution<std::size_t> count(0, 12);
+  std::uniform_int_distribution<std::size_t> pick(0, pieces.size() - 1);
+  std::string literal = "\"";
+  for (std::size_t index = count(random); index > 0; --index) {
+    literal += pieces[pick(random)];
+  }
+  return literal + "\"";
+}
+
+} // namespace
+
+TEST_SUITE("json_string")
+{
+  TEST_CASE("a string literal hashes to the hash of the string it decodes to")
+  {
+    for (const std::string literal :
+         {R"("")", R"("plain text of some length, past eight bytes")", R"("a\nb\"c\\d\/e")",
+          R"("\b\f\r\t")", R"("\u00e9\u20ac\ud83d\ude00")", R"("nul \u0000 inside")",
+          "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\""}) {
+      CAPTURE(literal);
+      const auto hash = hash_json_string(literal);
+      REQUIRE(hash.has_value());
+      CHECK(*hash == *reference_hash(literal));
+    }
+  }
+
+  TEST_CASE("literals the full parser would reject or repair are left to it")
+  {
+    for (const std::string literal :
+         {R"("\ud800")", R"("\udc00")", R"("\ud800\u0041")", R"("\x")", R"("\u12")",
+          "\"a\x01z\"", "\"tab\there\"", "\"bad \xFF byte\"", "\"overlong \xC0\xAF\"",
+          "\"surrogate \xED\xA0\x80\"", "\"too high \xF4\x90\x80\x80\"", "\"cut \xE2\x82\"",
+          R"("a"b")", R"("ends with a backslash\")", "\"", "", "plain"}) {
+      CAPTURE(literal);
+      CHECK_FALSE(hash_json_string(literal).has_value());
+    }
+  }
+
+  TEST_CASE("random literals hash as the full parser reads them, or are left to it")
+  {
+    std::mt19937 random(20261122);
+    int accepted = 0;
+    for (int round = 0; round < 20'000; ++round) {
+      const std::string literal = random_literal(random);
+      CAPTURE(literal);
+      const auto hash = hash_json_string(literal);
+      const auto expected = reference_hash(literal);
+      // Agreement, except that lone surrogates (which nlohmann rejects too)
+      // and everything else rejected go to the full parser.
+      REQUIRE(hash == expected);
+      accepted += hash.has_value() ? 1 : 0;
+    }
+    CHECK(accepted > 1000); // the generator makes valid ones too
+  }
+
+  TEST_CASE("a write parsed on the fast path matches the full parse")
+  {
+    std::mt19937 random(7);
+    for (int round = 0; round < 2'000; ++round) {
+      const std::string content = random_literal(random);
+      const std::string line = R"({"jsonrpc":"2.0","id":)" + std::to_string(round)
+                               + R"(,"method":"tools/call","params":{"name":"write_file",)"
+                                 R"("arguments":{"path":"/ws/a.txt","content":)"
+                               + content + R"(,"mode":"x"}}})";
+      CAPTURE(line);
+      const ClientMessage message = parse_client_message(line);
+      auto reference = nlohmann::json::parse(line, nullptr, false);
+      if (reference.is_discarded()) {
+        // Invalid UTF-8 and lone surrogates are repaired as Node does; the
+        // rest is invalid. Either way the fast path must not have claimed it.
+        CHECK(hash_json_string(content) == std::nullopt);
+        continue;
+      }
+      REQUIRE(message.kind == MessageKind::request);
+      const std::string text = reference["params"]["arguments"]["content"].get<std::string>();
+      reference["params"]["arguments"].erase("content");
+      CHECK(message.body == reference);
+      REQUIRE(message.content_hash.has_value());
+      CHECK(*message.content_hash == hash_bytes(text));
+    }
+  }
+
+  TEST_CASE("repeated or escaped keys on the way to the content take the full parse")
+  {
+    const auto repeated = parse_client_message(
+      R"({"id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"content":"a"}},)"
+      R"("params":{"name":"write_file","arguments":{"path":"/b","content":"second"}}})");
+    REQUIRE(repeated.content_hash.has_value());
+    CHECK(*repeated.content_hash == hash_bytes("second"));
+    CHECK(repeated.body["params"]["arguments"]["path"] == "/b");
+
+    const auto escaped = parse_client_message(
+      R"({"id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/c",)"
+      R"("content":"x","cont\u0065nt":"last"}}})");
+    REQUIRE(escaped.content_hash.has_value());
+    CHECK(*escaped.content_hash == hash_bytes("last"));
+    CHECK_FALSE(escaped.body["params"]["arguments"].contains("content"));
+  }
+
+  TEST_CASE("a megabyte of content with escapes and UTF-8 hashes like the decoded text")
+  {
+    std::string text;
+    std::string literal = "\"";
+    while (text.size() < (1 << 20)) {
+      text += "line \"quoted\" caf\xC3\xA9\t\\ end\n";
+      literal += "line \\\"quoted\\\" caf\xC3\xA9\\t\\\\ end\\n";
+    }
+    literal += "\"";
+    const auto hash = hash_json_string(literal);
+    REQUIRE(hash.has_value());
+    CHECK(*hash == hash_bytes(text));
+  }
+}
