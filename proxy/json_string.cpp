@@ -159,19 +159,16 @@ struct StateDeleter {
 
 } // namespace
 
-std::optional<ContentHash> hash_json_string(std::string_view literal)
+const char* decode_json_string(const char* begin, const char* end_of_text, ByteSink& sink)
 {
-  if (literal.size() < 2 || literal.front() != '"' || literal.back() != '"') {
-    return std::nullopt;
-  }
-  const auto* at = reinterpret_cast<const Byte*>(literal.data()) + 1;
-  const auto* const end = reinterpret_cast<const Byte*>(literal.data()) + literal.size() - 1;
-  std::unique_ptr<XXH3_state_t, StateDeleter> state(XXH3_createState());
-  if (!state) {
-    return std::nullopt;
-  }
-  XXH3_128bits_reset(state.get());
-  const Byte* run = at; // the start of bytes hashed as they stand
+  const auto* at = reinterpret_cast<const Byte*>(begin);
+  const auto* const end = reinterpret_cast<const Byte*>(end_of_text);
+  const Byte* run = at; // the start of bytes passed on as they stand
+  const auto pass_run = [&](const Byte* until) {
+    if (until > run) {
+      sink.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(until - run));
+    }
+  };
   while (at < end) {
     while (end - at >= 8) {
       std::uint64_t word = 0;
@@ -187,28 +184,59 @@ std::optional<ContentHash> hash_json_string(std::string_view literal)
     const Byte byte = *at;
     if (byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\') {
       ++at;
+    } else if (byte == '"') {
+      pass_run(at);
+      return reinterpret_cast<const char*>(at + 1);
     } else if (byte >= 0x80) {
       const std::size_t length = utf8_sequence_length(at, end);
       if (length == 0) {
-        return std::nullopt;
+        return nullptr;
       }
       at += length;
     } else if (byte == '\\') {
-      XXH3_128bits_update(state.get(), run, static_cast<std::size_t>(at - run));
+      pass_run(at);
       std::array<Byte, 4> decoded{};
       std::size_t written = 0;
       const std::size_t used = decode_escape(at, end, decoded.data(), written);
       if (used == 0) {
-        return std::nullopt;
+        return nullptr;
       }
-      XXH3_128bits_update(state.get(), decoded.data(), written);
+      sink.append(reinterpret_cast<const char*>(decoded.data()), written);
       at += used;
       run = at;
     } else {
-      return std::nullopt; // a control character, or a quote that ends the string early
+      return nullptr; // a control character
     }
   }
-  XXH3_128bits_update(state.get(), run, static_cast<std::size_t>(end - run));
+  return nullptr; // no closing quote
+}
+
+std::optional<ContentHash> hash_json_string(std::string_view literal)
+{
+  if (literal.size() < 2 || literal.front() != '"') {
+    return std::nullopt;
+  }
+  class HashSink final : public ByteSink {
+  public:
+    explicit HashSink(XXH3_state_t* state) : m_state(state) {}
+    void append(const char* bytes, std::size_t size) override
+    {
+      XXH3_128bits_update(m_state, bytes, size);
+    }
+
+  private:
+    XXH3_state_t* m_state;
+  };
+  std::unique_ptr<XXH3_state_t, StateDeleter> state(XXH3_createState());
+  if (!state) {
+    return std::nullopt;
+  }
+  XXH3_128bits_reset(state.get());
+  HashSink sink(state.get());
+  const char* const end = literal.data() + literal.size();
+  if (decode_json_string(literal.data() + 1, end, sink) != end) {
+    return std::nullopt;
+  }
   const XXH128_hash_t hash = XXH3_128bits_digest(state.get());
   return ContentHash{hash.high64, hash.low64};
 }

@@ -1,6 +1,6 @@
 #include "proxy/message.hpp"
 
-#include "proxy/json_string.hpp"
+#include "proxy/json_reader.hpp"
 #include "proxy/real_disk.hpp"
 #include "tracker/unicode.hpp"
 
@@ -264,62 +264,6 @@ private:
   std::size_t m_at = 0;
 };
 
-// The raw value of params.arguments.content in `line`, if a skim finds it
-// unambiguously: each of the three keys exactly once, unescaped.
-std::optional<std::string_view> find_argument_content(std::string_view line)
-{
-  const auto only_member = [](std::string_view object, std::string_view wanted,
-                              std::string_view& found) {
-    int count = 0;
-    const bool plain = Skimmer(object).walk([&](std::string_view key, std::string_view value) {
-      if (key == wanted) {
-        found = value;
-        ++count;
-      }
-    });
-    return plain && count == 1;
-  };
-  std::string_view params;
-  std::string_view arguments;
-  std::string_view content;
-  if (!only_member(line, "params", params) || !only_member(params, "arguments", arguments)
-      || !only_member(arguments, "content", content)) {
-    return std::nullopt;
-  }
-  return content;
-}
-
-// The fast path for a write: hashes the content string where it lies and
-// parses only the rest of `line`. Nothing if the content is absent, not a
-// string, or needs the full parser (escaped or repeated keys, invalid UTF-8,
-// lone surrogates), or if the rest is not valid JSON.
-std::optional<nlohmann::json> parse_with_content_in_place(std::string_view line,
-                                                          std::optional<ContentHash>& content_hash)
-{
-  if (line.find("\"content\"") == std::string_view::npos) {
-    return std::nullopt;
-  }
-  const auto content = find_argument_content(line);
-  if (!content || content->front() != '"') {
-    return std::nullopt;
-  }
-  const auto hash = hash_json_string(*content);
-  if (!hash) {
-    return std::nullopt;
-  }
-  const auto start = static_cast<std::size_t>(content->data() - line.data());
-  std::string rest;
-  rest.reserve(line.size() - content->size() + 1);
-  rest.append(line.substr(0, start)).append("0").append(line.substr(start + content->size()));
-  auto parsed = nlohmann::json::parse(rest, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    return std::nullopt;
-  }
-  parsed["params"]["arguments"].erase("content"); // the skim found both objects
-  content_hash = hash;
-  return parsed;
-}
-
 // Parses `text`, hashing params.arguments.content and leaving it out of the
 // result, so a large write is never held twice.
 nlohmann::json parse_without_content(std::string_view text, std::optional<ContentHash>& content_hash)
@@ -379,7 +323,7 @@ ClientMessage parse_client_message(std::string_view line)
     message.kind = MessageKind::too_deep;
     return message;
   }
-  if (auto parsed = parse_with_content_in_place(line, message.content_hash)) {
+  if (auto parsed = read_json_fast(line, message.content_hash)) {
     message.body = std::move(*parsed);
   } else {
     message.body = parse_without_content(line, message.content_hash);
@@ -437,6 +381,12 @@ std::string_view method_of(const nlohmann::json& body)
 
 std::string id_key(const nlohmann::json& id)
 {
+  if (id.is_number_unsigned()) {
+    return std::to_string(id.get<std::uint64_t>());
+  }
+  if (id.is_number_integer()) {
+    return std::to_string(id.get<std::int64_t>());
+  }
   if (id.is_number_float()) {
     const double value = id.get<double>();
     if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {

@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_disk.hpp"
+#include "proxy/json_reader.hpp"
 #include "proxy/message.hpp"
+#include "proxy/real_disk.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
 #include "tracker/profiles.hpp"
@@ -32,8 +34,36 @@ void check(bool condition)
   }
 }
 
+// The fast reader must read exactly what nlohmann reads, or leave it alone.
+void check_fast_reader(std::string_view input)
+{
+  if (nesting_depth(input) > k_max_nesting) {
+    return;
+  }
+  std::optional<ContentHash> content_hash;
+  const auto fast = read_json_fast(input, content_hash);
+  if (!fast) {
+    return;
+  }
+  auto full = nlohmann::json::parse(input, nullptr, false);
+  check(!full.is_discarded());
+  std::optional<ContentHash> expected;
+  if (full.is_object() && full.contains("params") && full["params"].is_object()
+      && full["params"].contains("arguments") && full["params"]["arguments"].is_object()) {
+    auto& arguments = full["params"]["arguments"];
+    if (const auto content = arguments.find("content"); content != arguments.end()) {
+      if (content->is_string()) {
+        expected = hash_bytes(content->get_ref<const std::string&>());
+      }
+      arguments.erase(content);
+    }
+  }
+  check(*fast == full && fast->dump() == full.dump() && content_hash == expected);
+}
+
 void fuzz_client_message(std::string_view input)
 {
+  check_fast_reader(input);
   const ClientMessage message = parse_client_message(input);
   if (message.kind != MessageKind::request && message.kind != MessageKind::notification) {
     return;

@@ -102,6 +102,8 @@ TEST_SUITE("message")
     CHECK(id_key(nlohmann::json(1)) != id_key(nlohmann::json("1")));
     CHECK(id_key(nlohmann::json("a")) == "\"a\"");
     CHECK(id_key(nlohmann::json(-7)) == "-7");
+    CHECK(id_key(nlohmann::json(18446744073709551615ULL)) == "18446744073709551615");
+    CHECK(id_key(nlohmann::json(2.5)) == "2.5");
   }
 
   TEST_CASE("skimming finds the id and the kind of an upstream line without parsing it")

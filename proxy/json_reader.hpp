@@ -1,0 +1,26 @@
+// A fast reader for client lines. nlohmann's parser spends about a hundred
+// instructions a byte and builds every string a character at a time; this
+// one builds the same DOM in one pass, and leaves a write's content out of
+// it (hashed instead), so a megabyte write is never copied into a string.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "tracker/file_state.hpp"
+
+namespace fsguard {
+
+// The DOM nlohmann::json::parse builds for `text`, except that
+// params.arguments.content is left out; when it is a string (the last one,
+// if repeated, as JSON.parse reads it), `content_hash` is set to the hash of
+// its bytes, and reset otherwise. Nothing if `text` is not plain JSON, or
+// holds anything the full parser must judge (invalid UTF-8 or lone
+// surrogates, which the upstream reads as U+FFFD; numbers out of range; a
+// byte order mark): the caller then falls back to the full parser.
+std::optional<nlohmann::json> read_json_fast(std::string_view text,
+                                             std::optional<ContentHash>& content_hash);
+
+} // namespace fsguard

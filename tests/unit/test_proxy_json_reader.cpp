@@ -1,0 +1,230 @@
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "proxy/json_reader.hpp"
+#include "proxy/real_disk.hpp"
+
+using namespace fsguard;
+
+namespace {
+
+struct Reference {
+  nlohmann::json body;
+  std::optional<ContentHash> content_hash;
+};
+
+// What nlohmann's parser makes of `text`, with params.arguments.content
+// taken out and hashed, as the guard wants it.
+std::optional<Reference> reference_read(const std::string& text)
+{
+  auto body = nlohmann::json::parse(text, nullptr, false);
+  if (body.is_discarded()) {
+    return std::nullopt;
+  }
+  Reference reference;
+  if (body.is_object() && body.contains("params") && body["params"].is_object()
+      && body["params"].contains("arguments") && body["params"]["arguments"].is_object()) {
+    auto& arguments = body["params"]["arguments"];
+    if (const auto content = arguments.find("content"); content != arguments.end()) {
+      if (content->is_string()) {
+        reference.content_hash = hash_bytes(content->get_ref<const std::string&>());
+      }
+      arguments.erase(content);
+    }
+  }
+  reference.body = std::move(body);
+  return reference;
+}
+
+class Generator {
+public:
+  explicit Generator(unsigned seed) : m_random(seed) {}
+
+  std::string document()
+  {
+    std::string text = space() + message() + space();
+    if (chance(15)) {
+      corrupt(text);
+    }
+    return text;
+  }
+
+private:
+  bool chance(int percent) { return std::uniform_int_distribution<int>(0, 99)(m_random) < percent; }
+  std::size_t below(std::size_t limit) { return std::uniform_int_distribution<std::size_t>(0, limit - 1)(m_random); }
+  std::string pick(const std::vector<std::string>& options) { return options[below(options.size())]; }
+
+  std::string space() { return pick({"", "", "", " ", "\t", "\r\n ", "  "}); }
+
+  std::string string_literal()
+  {
+    static const std::vector<std::string> pieces = {
+      "a", "path/to/file.txt", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\u0000", "\\ud83d\\ude00",
+      "\\ud800", "\\uDC00", "\xC3\xA9", "\xF0\x9F\x98\x80", "\xFF", "\xED\xA0\x80", "\x01", "\\q",
+      std::string(20, 'w'), "content", "params",
+    };
+    static const std::vector<std::string> valid_pieces = {"b", "dir/name.md", "\\t", "\\u20AC", "\xE2\x82\xAC"};
+    std::string literal = "\"";
+    for (std::size_t count = below(5); count > 0; --count) {
+      literal += chance(85) ? pick(valid_pieces) : pick(pieces);
+    }
+    return literal + "\"";
+  }
+
+  std::string number()
+  {
+    if (chance(80)) {
+      return pick({"0", "42", "-3", "2.5", "1e3"});
+    }
+    return pick({"0", "-0", "7", "-12", "3.25", "-0.5e3", "1E2", "2e-3", "1.0", "18446744073709551615",
+                 "18446744073709551616", "-9223372036854775808", "-9223372036854775809", "1e400",
+                 "1e-400", "01", "1.", "-", ".5", "+1", "1e", "0x10", "123456789012345678901234567890"});
+  }
+
+  std::string value(int depth)
+  {
+    const std::size_t kind = below(depth > 3 ? 4 : 6);
+    switch (kind) {
+    case 0: return string_literal();
+    case 1: return number();
+    case 2: return chance(90) ? pick({"true", "false", "null"}) : pick({"tru", "nul"});
+    case 3: return chance(50) ? string_literal() : number();
+    case 4: {
+      std::string text = "[" + space();
+      for (std::size_t count = below(4); count > 0; --count) {
+        text += value(depth + 1) + space() + (count > 1 ? "," + space() : "");
+      }
+      return text + "]";
+    }
+    default: return object(depth + 1, {});
+    }
+  }
+
+  std::string object(int depth, std::vector<std::pair<std::string, std::string>> members)
+  {
+    for (std::size_t count = below(4); count > 0; --count) {
+      members.emplace_back(chance(70) ? pick({"\"a\"", "\"id\"", "\"x\"", "\"content\""})
+                                      : string_literal(),
+                           value(depth));
+    }
+    std::shuffle(members.begin(), members.end(), m_random);
+    std::string text = "{" + space();
+    for (std::size_t index = 0; index < members.size(); ++index) {
+      text += members[index].first + space() + ":" + space() + members[index].second + space();
+      if (index + 1 < members.size()) {
+        text += "," + space();
+      }
+    }
+    return text + "}";
+  }
+
+  std::string arguments()
+  {
+    std::vector<std::pair<std::string, std::string>> members = {{"\"path\"", string_literal()}};
+    for (std::size_t count = 1 + below(2); count > 0; --count) {
+      members.emplace_back(chance(85) ? "\"content\"" : "\"cont\\u0065nt\"",
+                           chance(80) ? string_literal() : value(3));
+    }
+    return object(3, members);
+  }
+
+  std::string message()
+  {
+    if (chance(10)) {
+      return value(0);
+    }
+    std::vector<std::pair<std::string, std::string>> members = {
+      {"\"jsonrpc\"", "\"2.0\""}, {"\"id\"", number()}, {"\"method\"", "\"tools/call\""}};
+    for (std::size_t count = 1 + (chance(20) ? 1 : 0); count > 0; --count) {
+      std::vector<std::pair<std::string, std::string>> params = {{"\"name\"", "\"write_file\""}};
+      for (std::size_t inner = 1 + (chance(20) ? 1 : 0); inner > 0; --inner) {
+        params.emplace_back("\"arguments\"", chance(90) ? arguments() : value(2));
+      }
+      members.emplace_back("\"params\"", chance(90) ? object(1, params) : value(1));
+    }
+    return object(0, members);
+  }
+
+  void corrupt(std::string& text)
+  {
+    if (text.empty()) {
+      return;
+    }
+    const std::size_t at = below(text.size());
+    switch (below(3)) {
+    case 0: text.erase(at, 1); break;
+    case 1: text.insert(at, 1, pick({"{", "}", "\"", ",", ":", "\\", "x"})[0]); break;
+    default: text.resize(at); break;
+    }
+  }
+
+  std::mt19937 m_random;
+};
+
+} // namespace
+
+TEST_SUITE("json_reader")
+{
+  TEST_CASE("random messages read as nlohmann reads them, or are left to it")
+  {
+    Generator generator(20261122);
+    int fast = 0;
+    int valid = 0;
+    for (int round = 0; round < 30'000; ++round) {
+      const std::string text = generator.document();
+      CAPTURE(text);
+      std::optional<ContentHash> content_hash;
+      const auto read = read_json_fast(text, content_hash);
+      const auto reference = reference_read(text);
+      valid += reference ? 1 : 0;
+      if (!read) {
+        CHECK_FALSE(content_hash.has_value());
+        continue;
+      }
+      ++fast;
+      REQUIRE(reference.has_value()); // never accepts what the full parser rejects
+      CHECK(read->dump() == reference->body.dump());
+      CHECK(*read == reference->body);
+      CHECK(content_hash == reference->content_hash);
+    }
+    MESSAGE("fast path took " << fast << " of " << valid << " valid documents");
+    CHECK(fast > valid * 3 / 4); // it is the common path, not a rare one
+  }
+
+  TEST_CASE("numbers keep nlohmann's types, and edge cases go to the full parser")
+  {
+    std::optional<ContentHash> unused;
+    CHECK(read_json_fast("18446744073709551615", unused)->is_number_unsigned());
+    CHECK(read_json_fast("-9223372036854775808", unused)->is_number_integer());
+    CHECK(read_json_fast("1.0", unused)->is_number_float());
+    CHECK(read_json_fast("-0", unused)->is_number_integer());
+    CHECK_FALSE(read_json_fast("18446744073709551616", unused).has_value());
+    CHECK_FALSE(read_json_fast("1e400", unused).has_value());
+    CHECK_FALSE(read_json_fast("\xEF\xBB\xBF{}", unused).has_value());
+    CHECK_FALSE(read_json_fast("01", unused).has_value());
+  }
+
+  TEST_CASE("the content is hashed and left out; only the last one counts")
+  {
+    std::optional<ContentHash> content_hash;
+    const auto body = read_json_fast(
+      R"({"id":1,"params":{"arguments":{"content":"old","path":"/a","content":"new \u00e9"}}})",
+      content_hash);
+    REQUIRE(body.has_value());
+    CHECK((*body)["params"]["arguments"] == nlohmann::json({{"path", "/a"}}));
+    REQUIRE(content_hash.has_value());
+    CHECK(*content_hash == hash_bytes("new \xC3\xA9"));
+
+    read_json_fast(R"({"params":{"arguments":{"content":"x"}},"params":{"arguments":{}}})", content_hash);
+    CHECK_FALSE(content_hash.has_value());
+    read_json_fast(R"({"params":{"arguments":{"content":"x","content":5}}})", content_hash);
+    CHECK_FALSE(content_hash.has_value());
+    read_json_fast(R"({"other":{"arguments":{"content":"x"}}})", content_hash);
+    CHECK_FALSE(content_hash.has_value());
+  }
+}
