@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -29,11 +30,16 @@ struct LineEvent {
 // `max_line_bytes` is discarded as it streams in and reported once, as
 // too_long, when its newline arrives. A last line without a newline still
 // counts as a line.
+//
+// Reads go into one fixed buffer. A line that outgrows half of it is set
+// aside in pieces and joined once, into a string of its exact size, when its
+// newline arrives: no regrowing buffer, so a long line costs two copies and
+// at most twice its size in memory, however long it is.
 template <class Stream>
 class LineReader {
 public:
   LineReader(Stream& stream, std::size_t max_line_bytes)
-    : m_stream(stream), m_max_line_bytes(max_line_bytes)
+    : m_stream(stream), m_max_line_bytes(max_line_bytes), m_buffer(k_buffer_bytes, '\0')
   {
   }
 
@@ -41,6 +47,8 @@ public:
 
   boost::asio::awaitable<LineEvent> next()
   {
+    m_joined = std::string(); // a line the caller skipped without taking it
+    m_taken_joined = false;
     for (;;) {
       if (auto event = take_buffered_line(); event.status != LineStatus::eof) {
         co_return event;
@@ -53,33 +61,29 @@ public:
   }
 
   // The line that next() just returned, with its newline, as a string of
-  // its own. A long line at the start of the buffer is moved out without
-  // copying; only the bytes after it are copied back.
+  // its own (a long line is moved out, not copied).
   std::string take_line()
   {
-    const std::size_t begin = m_taken_begin;
-    const std::size_t end = m_taken_end; // one past the newline, or the end
     std::string line;
-    if (begin == 0 && end > k_copy_below) {
-      line = std::move(m_buffer);
-      m_buffer.assign(line.data() + end, m_end - end);
-      line.resize(end);
-      m_end -= end;
-      m_line_start -= end;
-      m_scanned -= end;
+    if (m_taken_joined) {
+      line = std::move(m_joined);
+      m_joined = std::string();
     } else {
-      line.assign(m_buffer.data() + begin, end - begin);
+      line.reserve(m_taken_end - m_taken_begin + 1);
+      line.assign(m_buffer.data() + m_taken_begin, m_taken_end - m_taken_begin);
     }
     if (line.empty() || line.back() != '\n') {
       line += '\n';
     }
+    m_taken_joined = false;
     m_taken_begin = m_taken_end = 0;
     return line;
   }
 
 private:
-  static constexpr std::size_t k_read_chunk = 256 * 1024;
-  static constexpr std::size_t k_copy_below = 64 * 1024;
+  static constexpr std::size_t k_buffer_bytes = 256 * 1024;
+  // A partial line longer than this is set aside as a piece before reading on.
+  static constexpr std::size_t k_set_aside_above = k_buffer_bytes / 2;
 
   LineEvent take_buffered_line()
   {
@@ -91,20 +95,22 @@ private:
         break;
       }
       const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(newline) - begin);
-      std::string_view text(begin + m_line_start, end - m_line_start);
+      const std::size_t length = m_pieces_bytes + (end - m_line_start);
       m_taken_begin = m_line_start;
       m_taken_end = end + 1;
       m_line_start = m_scanned = end + 1;
-      if (m_discarding || text.size() > m_max_line_bytes) {
+      if (m_discarding || length > m_max_line_bytes) {
         m_discarding = false;
+        drop_pieces();
         return LineEvent{LineStatus::too_long, {}};
       }
-      return LineEvent{LineStatus::line, text};
+      return LineEvent{LineStatus::line, line_text(length)};
     }
-    if (m_end - m_line_start > m_max_line_bytes) {
+    if (m_pieces_bytes + (m_end - m_line_start) > m_max_line_bytes) {
       m_discarding = true;
     }
     if (m_discarding) {
+      drop_pieces();
       m_end = m_line_start = m_scanned = 0;
     }
     return LineEvent{LineStatus::eof, {}};
@@ -116,29 +122,53 @@ private:
       m_discarding = false;
       return LineEvent{LineStatus::too_long, {}};
     }
-    if (m_line_start < m_end) {
-      std::string_view text(m_buffer.data() + m_line_start, m_end - m_line_start);
+    if (m_line_start < m_end || m_pieces_bytes > 0) {
+      const std::size_t length = m_pieces_bytes + (m_end - m_line_start);
       m_taken_begin = m_line_start;
       m_taken_end = m_end;
       m_line_start = m_scanned = m_end;
-      return LineEvent{LineStatus::line, text};
+      return LineEvent{LineStatus::line, line_text(length)};
     }
     return LineEvent{LineStatus::eof, {}};
   }
 
+  // The text of the line now taken (`length` bytes without its newline):
+  // in the buffer, or joined from the pieces set aside and the buffer's part.
+  std::string_view line_text(std::size_t length)
+  {
+    if (m_pieces.empty()) {
+      return std::string_view(m_buffer.data() + m_taken_begin, length);
+    }
+    m_joined.reserve(m_pieces_bytes + (m_taken_end - m_taken_begin) + 1);
+    for (const auto& piece : m_pieces) {
+      m_joined += piece;
+    }
+    m_joined.append(m_buffer.data() + m_taken_begin, m_taken_end - m_taken_begin);
+    drop_pieces();
+    m_taken_joined = true;
+    return std::string_view(m_joined.data(), length);
+  }
+
+  void drop_pieces()
+  {
+    m_pieces.clear();
+    m_pieces.shrink_to_fit();
+    m_pieces_bytes = 0;
+  }
+
   boost::asio::awaitable<void> read_more()
   {
-    if (m_line_start > 0) {
+    const std::size_t partial = m_end - m_line_start;
+    if (partial > k_set_aside_above) {
+      m_pieces.emplace_back(m_buffer.data() + m_line_start, partial);
+      m_pieces_bytes += partial;
+      m_end = m_line_start = m_scanned = 0;
+    } else if (m_line_start > 0) {
       // Move the partial line to the front.
-      std::memmove(m_buffer.data(), m_buffer.data() + m_line_start, m_end - m_line_start);
-      m_end -= m_line_start;
+      std::memmove(m_buffer.data(), m_buffer.data() + m_line_start, partial);
+      m_end = partial;
       m_scanned -= m_line_start;
       m_line_start = 0;
-    }
-    if (m_buffer.size() < m_end + k_read_chunk) {
-      // Grow (zero-filling only the new part, once) by a quarter rather than
-      // doubling: a 60 MiB line then needs about 75 MiB, not 128.
-      m_buffer.resize(m_end + k_read_chunk + m_end / 4);
     }
     auto [error, count] = co_await m_stream.async_read_some(
       boost::asio::buffer(m_buffer.data() + m_end, m_buffer.size() - m_end),
@@ -155,8 +185,12 @@ private:
   std::size_t m_end = 0;
   std::size_t m_line_start = 0;  // where the current line begins
   std::size_t m_scanned = 0;     // bytes already searched for a newline
+  std::vector<std::string> m_pieces; // the current line's earlier bytes, set aside
+  std::size_t m_pieces_bytes = 0;
   bool m_discarding = false;
   bool m_eof = false;
+  std::string m_joined;          // the last line returned, if joined from pieces
+  bool m_taken_joined = false;
   std::size_t m_taken_begin = 0; // the last line returned, for take_line()
   std::size_t m_taken_end = 0;
 };

@@ -14,6 +14,7 @@
 
 #include "proxy/config_reload.hpp"
 #include "proxy/framing.hpp"
+#include "proxy/heap.hpp"
 #include "proxy/message.hpp"
 #include "proxy/session.hpp"
 #include "proxy/upstream_lifecycle.hpp"
@@ -362,6 +363,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
               + std::string(to_string(config.mode)) + ", config: "
               + (inputs.file ? *inputs.file : std::string("none")) + ", audit log: "
               + (audit.enabled() ? audit.path() : std::string("off")) + ")");
+  keep_large_blocks_on_heap();
   asio::io_context context;
   auto upstream = start_upstream(context, command);
   if (!upstream) {

@@ -22,6 +22,7 @@
 #include "proxy/child_process.hpp"
 #include "proxy/config.hpp"
 #include "proxy/guard.hpp"
+#include "proxy/heap.hpp"
 #include "proxy/log.hpp"
 #include "proxy/outbox.hpp"
 #include "proxy/real_disk.hpp"
@@ -61,7 +62,8 @@ struct Session {
       log(logger),
       shutdown_timer(context),
       linger_timer(context),
-      output_done(context, asio::steady_timer::time_point::max())
+      output_done(context, asio::steady_timer::time_point::max()),
+      heap_trimmer(context.get_executor())
   {
   }
 
@@ -91,6 +93,7 @@ struct Session {
   bool upstream_answered = false; // the upstream has written at least one message
   ConfigInputs inputs;            // to merge a changed config file again
   AuditLog audit;
+  HeapTrimmer heap_trimmer;
 };
 
 // An empty string in a LineQueue means "no more lines".
@@ -119,6 +122,7 @@ awaitable<void> drain_queue(LineQueue& queue, Stream& stream, Session& session, 
       broken = true;
       session.log.info(std::string("cannot write to the ") + peer + ": " + write_error.message());
     }
+    session.heap_trimmer.on_message(line.size());
   }
   boost::system::error_code ignored;
   stream.close(ignored);

@@ -659,7 +659,13 @@ test('6. an 8 MiB file read through fsguard arrives intact, and an 8 MiB write a
   const back = await h.response(4, 30_000);
   assert.equal(sha256(Buffer.from(back.result.content[0].text)), sha256(next), 'read back intact');
   const mem = memoryOf(h.pid);
-  t.diagnostic(`fsguard VmHWM after 8 MiB read/write/read: ${mib(mem.hwm)}`);
+  t.diagnostic(`fsguard VmHWM after 8 MiB read/write/read: ${mib(mem.hwm)}, VmRSS ${mib(mem.rss)}`);
+  // Large messages keep their memory on the heap for the next one; once the
+  // session is idle, fsguard hands it back.
+  await sleep(3000);
+  const idle = memoryOf(h.pid);
+  t.diagnostic(`fsguard VmRSS after 3 s idle: ${mib(idle.rss)}`);
+  assert.ok(idle.rss < 16 * MiB, `VmRSS ${mib(idle.rss)} after 3 s idle is under 16 MiB`);
   assertStdoutIsJsonOnly(h);
   h.endInput();
   assert.deepEqual(await h.waitExit(5000), { code: 0, signal: null });
@@ -700,14 +706,11 @@ test('6b. a ~60 MiB client line (just under the 64 MiB default) is relayed and w
   assert.equal(fs.existsSync(ws.file('big70.txt')), false, 'the oversized write never reached the upstream');
 
   const mem = memoryOf(h.pid);
-  // Bounded, not minimal: while a 60 MiB write is judged, fsguard holds the
-  // line, JSON's token buffer and the decoded content (measured ~4.05x the
-  // line). The performance issue's target of 2x is not met for client lines
-  // this large; this asserts the bound that holds.
-  const bound = 5 * lineBytes + 32 * MiB;
-  t.diagnostic(`fsguard VmHWM with a ${mib(lineBytes)} line relayed and a ${mib(Buffer.byteLength(over))} `
-    + `line discarded: ${mib(mem.hwm)} (bound ${mib(bound)}); VmRSS now ${mib(mem.rss)}`);
-  assert.ok(mem.hwm < bound, `peak RSS ${mib(mem.hwm)} < 5 x largest message + 32 MiB = ${mib(bound)}`);
+  // While a 60 MiB line is framed, fsguard holds its pieces and the joined
+  // line; the content is hashed where it lies, never decoded into a copy
+  // (measured 2.07x the line; it was 4.05x while nlohmann parsed it).
+  const bound = 2.25 * lineBytes + 16 * MiB;
+  assert.ok(mem.hwm < bound, `peak RSS ${mib(mem.hwm)} < 2.25 x largest message + 16 MiB = ${mib(bound)}`);
   assertStdoutIsJsonOnly(h);
   h.endInput();
   assert.deepEqual(await h.waitExit(5000), { code: 0, signal: null });

@@ -113,3 +113,67 @@ TEST_SUITE("framing")
     CHECK(collected.too_long == 1);
   }
 }
+
+TEST_SUITE("framing")
+{
+  TEST_CASE("lines of every length around the buffer's size arrive whole and in order")
+  {
+    std::string input;
+    std::vector<std::string> expected;
+    std::size_t length = 1;
+    for (int index = 0; index < 40; ++index) {
+      length = (length * 7 + 1234567) % 700'000; // short to 2.7 buffers long
+      std::string line(length, static_cast<char>('a' + index % 26));
+      line[length / 2] = '"';
+      expected.push_back(line + "\n");
+      input += expected.back();
+    }
+    expected.push_back(std::string(400'000, 'q') + "\n"); // a long last line without a newline
+    input += std::string(400'000, 'q');
+    const auto collected = frame(input, 64 * 1024 * 1024);
+    REQUIRE(collected.taken.size() == expected.size());
+    CHECK(collected.taken == expected);
+    CHECK(collected.too_long == 0);
+  }
+
+  TEST_CASE("a long line over the limit is refused even when it was set aside in pieces")
+  {
+    const std::string long_line(1'000'000, 'z');
+    const auto collected = frame("a\n" + long_line + "\nb\n" + long_line, 600'000);
+    CHECK(collected.lines == std::vector<std::string>{"a", "b"});
+    CHECK(collected.too_long == 2);
+  }
+}
+
+TEST_SUITE("framing")
+{
+  TEST_CASE("a long line skipped without taking it leaves the next line intact")
+  {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const std::string input = std::string(300'000, ' ') + "\nnext\n";
+    std::thread writer([&] {
+      std::size_t at = 0;
+      while (at < input.size()) {
+        const ssize_t n = ::write(fds[1], input.data() + at, input.size() - at);
+        if (n <= 0) break;
+        at += static_cast<std::size_t>(n);
+      }
+      ::close(fds[1]);
+    });
+    boost::asio::io_context context;
+    boost::asio::posix::stream_descriptor stream(context, fds[0]);
+    std::string taken;
+    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+      LineReader reader(stream, 1 << 20);
+      const LineEvent blank = co_await reader.next(); // not taken, as the relay skips blank lines
+      CHECK(blank.text.size() == 300'000);
+      const LineEvent next = co_await reader.next();
+      CHECK(next.text == "next");
+      taken = reader.take_line();
+    }, boost::asio::detached);
+    context.run();
+    writer.join();
+    CHECK(taken == "next\n");
+  }
+}

@@ -1,0 +1,55 @@
+#include "proxy/heap.hpp"
+
+#include <malloc.h>
+
+#include <chrono>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace fsguard {
+
+namespace {
+
+constexpr auto k_idle = std::chrono::seconds(2);
+constexpr int k_mmap_threshold = 32 * 1024 * 1024; // glibc's largest allowed value
+constexpr int k_trim_threshold = 64 * 1024 * 1024;
+
+} // namespace
+
+void keep_large_blocks_on_heap()
+{
+  ::mallopt(M_MMAP_THRESHOLD, k_mmap_threshold);
+  ::mallopt(M_TRIM_THRESHOLD, k_trim_threshold);
+}
+
+void HeapTrimmer::on_message(std::size_t bytes)
+{
+  if (bytes < k_large_message) {
+    return;
+  }
+  m_timer.expires_after(k_idle); // a waiting trim_when_idle() waits again
+  if (!m_waiting) {
+    m_waiting = true;
+    boost::asio::co_spawn(m_timer.get_executor(), trim_when_idle(), boost::asio::detached);
+  }
+}
+
+boost::asio::awaitable<void> HeapTrimmer::trim_when_idle()
+{
+  for (;;) {
+    auto [error] = co_await m_timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    if (!error) {
+      break;
+    }
+    if (m_timer.expiry() <= std::chrono::steady_clock::now()) {
+      break; // cancelled by the session's end, not re-armed
+    }
+  }
+  ::malloc_trim(0);
+  m_waiting = false;
+}
+
+} // namespace fsguard
