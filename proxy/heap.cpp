@@ -39,14 +39,10 @@ void HeapTrimmer::on_message(std::size_t bytes)
 
 boost::asio::awaitable<void> HeapTrimmer::trim_when_idle()
 {
-  for (;;) {
-    auto [error] = co_await m_timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-    if (!error) {
-      break;
-    }
-    if (m_timer.expiry() <= std::chrono::steady_clock::now()) {
-      break; // cancelled by the session's end, not re-armed
-    }
+  // Wait until the deadline, however often on_message() moved it (a move
+  // cancels the wait, or comes after the wait ended but before this resumed).
+  while (m_timer.expiry() > std::chrono::steady_clock::now()) {
+    co_await m_timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   }
   ::malloc_trim(0);
   m_waiting = false;

@@ -77,8 +77,10 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
     }
     XXH3_128bits_update(m_state.get(), m_buffer.get(), static_cast<std::size_t>(count));
     total += count;
-    if (static_cast<std::size_t>(count) < k_chunk && total >= info.st_size) {
-      break; // a short read at the size fstat gave is the end: spare the read of 0
+    if (static_cast<std::size_t>(count) < k_chunk && info.st_size > 0 && total >= info.st_size) {
+      // A short read at the size fstat gave is the end: spare the read of 0.
+      // (Files that claim size 0, as in /proc, are read until read() says so.)
+      break;
     }
   }
   return to_content_hash(XXH3_128bits_digest(m_state.get()));

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_types.hpp"
 #include "proxy/json_reader.hpp"
 #include "proxy/real_disk.hpp"
 
@@ -189,6 +190,7 @@ TEST_SUITE("json_reader")
       ++fast;
       REQUIRE(reference.has_value()); // never accepts what the full parser rejects
       CHECK(read->dump() == reference->body.dump());
+      CHECK(same_types(*read, reference->body));
       CHECK(*read == reference->body);
       CHECK(content_hash == reference->content_hash);
     }
