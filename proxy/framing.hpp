@@ -47,8 +47,7 @@ public:
 
   boost::asio::awaitable<LineEvent> next()
   {
-    m_joined = std::string(); // a line the caller skipped without taking it
-    m_taken_joined = false;
+    forget_line(); // a line the caller skipped without taking it
     for (;;) {
       if (auto event = take_buffered_line(); event.status != LineStatus::eof) {
         co_return event;
@@ -67,7 +66,7 @@ public:
     std::string line;
     if (m_taken_joined) {
       line = std::move(m_joined);
-      m_joined = std::string();
+      std::string().swap(m_joined);
     } else {
       line.reserve(m_taken_end - m_taken_begin + 1);
       line.assign(m_buffer.data() + m_taken_begin, m_taken_end - m_taken_begin);
@@ -78,6 +77,14 @@ public:
     m_taken_joined = false;
     m_taken_begin = m_taken_end = 0;
     return line;
+  }
+
+  // Frees the memory of the line that next() just returned, for a caller
+  // that is done with its text and does not take it.
+  void forget_line()
+  {
+    std::string().swap(m_joined); // assigning an empty string would keep the capacity
+    m_taken_joined = false;
   }
 
 private:

@@ -178,6 +178,7 @@ awaitable<void> relay_client_to_upstream(Session& session)
                                        "fsguard's config"));
       continue;
     }
+    session.heap_trimmer.on_message(event.text.size());
     if (event.text.find_first_not_of(" \t\r") == std::string_view::npos) {
       continue;
     }
@@ -216,10 +217,10 @@ std::optional<SkimmedMessage> parse_upstream_line(std::string_view text,
   return message;
 }
 
-// Handles one upstream line, owned with its newline as for the client.
-awaitable<void> handle_upstream_line(Session& session, std::string line)
+// Handles one upstream line, `text` (without its newline; it stays in the
+// reader's buffer, and is written to the client from there).
+awaitable<void> handle_upstream_line(Session& session, std::string_view text)
 {
-  const std::string_view text(line.data(), line.size() - 1);
   session.upstream_answered = true;
   SkimmedMessage skimmed = skim_message(text);
   std::string raw_id;
@@ -248,7 +249,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string line)
       if (session.guard.awaits(key)) {
         Outbox out;
         if (session.guard.on_response(key, text, skimmed, out)) {
-          co_await send(session.to_client, std::move(line));
+          co_await session.to_client.write(text);
         }
         co_await flush(session, out);
         schedule_listing(session);
@@ -256,7 +257,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string line)
       }
     }
   }
-  co_await send(session.to_client, std::move(line));
+  co_await session.to_client.write(text);
 }
 
 awaitable<void> relay_upstream_to_client(Session& session)
@@ -274,9 +275,11 @@ awaitable<void> relay_upstream_to_client(Session& session)
                         + " bytes; raise max_line_bytes in the config to relay it");
       continue;
     }
+    session.heap_trimmer.on_message(event.text.size());
     if (event.text.find_first_not_of(" \t\r") != std::string_view::npos) {
-      co_await handle_upstream_line(session, reader.take_line());
+      co_await handle_upstream_line(session, event.text);
     }
+    reader.forget_line(); // a long line's memory goes back before the next one arrives
   }
   session.upstream_output_done = true;
   session.output_done.cancel();
@@ -288,8 +291,6 @@ awaitable<void> relay_upstream_to_client(Session& session)
 awaitable<void> supervise(Session& session)
 {
   auto executor = co_await asio::this_coro::executor;
-  asio::co_spawn(executor, drain_queue(session.to_upstream, session.upstream.input, session, "upstream"),
-                 asio::detached);
   asio::co_spawn(executor, relay_upstream_to_client(session), asio::detached);
   asio::co_spawn(executor, relay_upstream_stderr(session), asio::detached);
   asio::co_spawn(executor, relay_client_to_upstream(session), asio::detached);
@@ -318,7 +319,7 @@ awaitable<void> supervise(Session& session)
   boost::system::error_code ignored;
   session.client_in.cancel(ignored);
   session.to_upstream.close();
-  co_await send(session.to_client, k_end_of_stream);
+  session.to_client.close(); // once its last line is written
 }
 
 // The upstream inherits fsguard's environment and working directory; Node's
@@ -380,8 +381,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
   asio::steady_timer last_words(context);
 
   // The session ends when the client's output has been flushed and closed.
-  asio::co_spawn(context, drain_queue(session.to_client, session.client_out, session, "client"),
-                 [&](std::exception_ptr) { context.stop(); });
+  asio::co_spawn(context, session.to_client.closed(), [&](std::exception_ptr) { context.stop(); });
   asio::co_spawn(context, handle_signals(session, signals), asio::detached);
   asio::co_spawn(context, watch_config(session), asio::detached);
   asio::co_spawn(context, supervise(session), [&](std::exception_ptr failure) {

@@ -12,11 +12,6 @@ std::string describe_status(int status)
   return "status " + std::to_string(status);
 }
 
-awaitable<void> send(LineQueue& queue, std::string line)
-{
-  co_await queue.async_send(boost::system::error_code{}, std::move(line), k_use);
-}
-
 awaitable<void> flush(Session& session, Outbox& out)
 {
   for (const auto& key : out.answered) {

@@ -10,7 +10,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/experimental/channel.hpp>
+#include <boost/asio/writable_pipe.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -23,6 +23,7 @@
 #include "proxy/config.hpp"
 #include "proxy/guard.hpp"
 #include "proxy/heap.hpp"
+#include "proxy/line_writer.hpp"
 #include "proxy/log.hpp"
 #include "proxy/outbox.hpp"
 #include "proxy/real_disk.hpp"
@@ -36,13 +37,6 @@ using namespace std::chrono_literals;
 
 constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
 
-// Lines waiting for one output stream. One writer coroutine drains it, so
-// writes never overlap; its bounded capacity pushes back on the producers.
-using LineQueue = asio::experimental::channel<void(boost::system::error_code, std::string)>;
-// One line waiting per stream bounds fsguard's memory to a few times the
-// largest message, and stops reading a peer while the other is slow.
-constexpr std::size_t k_queue_capacity = 1;
-
 // Grace periods of the shutdown: stdin closed, then SIGTERM, then SIGKILL.
 constexpr auto k_shutdown_step = 2s;
 // How long fsguard keeps answering the client after the upstream died.
@@ -55,8 +49,8 @@ struct Session {
       upstream(std::move(upstream_process)),
       client_in(context, STDIN_FILENO),
       client_out(context, STDOUT_FILENO),
-      to_upstream(context, k_queue_capacity),
-      to_client(context, k_queue_capacity),
+      to_upstream(upstream.input, logger, "upstream"),
+      to_client(client_out, logger, "client"),
       guard(disk, settings, logger, std::move(home), std::move(cwd)),
       config(settings),
       log(logger),
@@ -71,8 +65,8 @@ struct Session {
   Upstream upstream;
   asio::posix::stream_descriptor client_in;
   asio::posix::stream_descriptor client_out;
-  LineQueue to_upstream;
-  LineQueue to_client;
+  LineWriter<asio::writable_pipe> to_upstream;
+  LineWriter<asio::posix::stream_descriptor> to_client;
   RealDisk disk;
   Guard guard;
   Config config;
@@ -96,40 +90,15 @@ struct Session {
   HeapTrimmer heap_trimmer;
 };
 
-// An empty string in a LineQueue means "no more lines".
-inline const std::string k_end_of_stream;
-
 // "status N", or "killed by signal N" for a `status` of 128+N.
 std::string describe_status(int status);
 
-// Writes the lines of `queue` to `stream` until the end-of-stream line,
-// then closes `stream`. After a write error it keeps draining, so producers
-// never block on a dead `peer`.
-template <class Stream>
-awaitable<void> drain_queue(LineQueue& queue, Stream& stream, Session& session, const char* peer)
+// Writes `line` to one output stream (see LineWriter::write).
+template <class Writer>
+awaitable<void> send(Writer& writer, std::string line)
 {
-  bool broken = false;
-  for (;;) {
-    auto [error, line] = co_await queue.async_receive(k_use);
-    if (error || line.empty()) {
-      break;
-    }
-    if (broken) {
-      continue;
-    }
-    auto [write_error, written] = co_await asio::async_write(stream, asio::buffer(line), k_use);
-    if (write_error) {
-      broken = true;
-      session.log.info(std::string("cannot write to the ") + peer + ": " + write_error.message());
-    }
-    session.heap_trimmer.on_message(line.size());
-  }
-  boost::system::error_code ignored;
-  stream.close(ignored);
+  co_await writer.write(line);
 }
-
-// Queues `line` (with its newline) for one output stream.
-awaitable<void> send(LineQueue& queue, std::string line);
 
 // Queues what the guard wants sent, and forgets the requests it answered.
 awaitable<void> flush(Session& session, Outbox& out);

@@ -17,7 +17,7 @@ awaitable<void> stop_upstream(Session& session)
     co_return;
   }
   session.stopping = true;
-  co_await send(session.to_upstream, k_end_of_stream);
+  session.to_upstream.close(); // once a write in progress ends; never waits on a stuck upstream
   for (int signal_number : {0, SIGTERM, SIGKILL}) {
     if (session.upstream_status) {
       co_return;

@@ -1,0 +1,110 @@
+// One writer per output stream. Whoever sends a line writes it directly if
+// the stream is free, and otherwise waits its turn: writes never overlap,
+// a sender resumes once its line is written (so a slow peer slows whoever
+// feeds it, and fsguard holds at most one line per sender), and no line
+// takes an extra hop through a queue and a writer coroutine.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "proxy/log.hpp"
+
+namespace fsguard {
+
+template <class Stream>
+class LineWriter {
+public:
+  // `peer` names the other end in log messages ("client", "upstream").
+  LineWriter(Stream& stream, const Log& log, const char* peer)
+    : m_stream(stream), m_log(log), m_peer(peer),
+      m_changed(stream.get_executor(), boost::asio::steady_timer::time_point::max()),
+      m_closing(stream.get_executor(), boost::asio::steady_timer::time_point::max())
+  {
+  }
+
+  // Writes `line` and a newline if it lacks one, once the stream is free.
+  // Returns when it is written, or at once if the stream is closed or broke
+  // (after a write error every line is dropped, so senders never block on a
+  // dead peer). `line` must stay valid until then.
+  boost::asio::awaitable<void> write(std::string_view line)
+  {
+    while (m_busy && !stopped()) {
+      co_await m_changed.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    }
+    if (stopped()) {
+      co_return;
+    }
+    m_busy = true;
+    static constexpr char k_newline = '\n';
+    const bool whole = !line.empty() && line.back() == '\n';
+    const std::array<boost::asio::const_buffer, 2> buffers{
+      boost::asio::buffer(line.data(), line.size()),
+      boost::asio::buffer(&k_newline, whole ? 0 : 1)};
+    auto [error, written] = co_await boost::asio::async_write(
+      m_stream, buffers, boost::asio::as_tuple(boost::asio::use_awaitable));
+    m_busy = false;
+    if (error && !m_closed) {
+      m_broken = true;
+      m_log.info(std::string("cannot write to the ") + m_peer + ": " + error.message());
+    }
+    if (m_close_requested) {
+      close_now();
+    }
+    m_changed.cancel(); // the next sender's turn
+  }
+
+  // Closes the stream once the write in progress, if any, has ended; lines
+  // sent after this are dropped. Does not wait.
+  void close()
+  {
+    m_close_requested = true;
+    if (!m_busy) {
+      close_now();
+    }
+    m_changed.cancel();
+  }
+
+  // Waits until the stream is closed.
+  boost::asio::awaitable<void> closed()
+  {
+    while (!m_closed) {
+      co_await m_closing.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    }
+  }
+
+private:
+  bool stopped() const { return m_close_requested || m_broken; }
+
+  void close_now()
+  {
+    if (!m_closed) {
+      m_closed = true;
+      boost::system::error_code ignored;
+      m_stream.close(ignored);
+      m_closing.cancel();
+    }
+  }
+
+  Stream& m_stream;
+  const Log& m_log;
+  const char* m_peer;
+  // Never expire: cancel() wakes every sender waiting for its turn, and
+  // whoever waits for the close.
+  boost::asio::steady_timer m_changed;
+  boost::asio::steady_timer m_closing;
+  bool m_busy = false;
+  bool m_broken = false;
+  bool m_close_requested = false;
+  bool m_closed = false;
+};
+
+} // namespace fsguard
