@@ -37,28 +37,16 @@ bool any_special_byte(std::uint64_t word)
 }
 
 // The length of the valid UTF-8 sequence starting at `at` (before `end`),
-// or 0 if it is invalid (RFC 3629: no overlong forms, no surrogates, nothing
-// above U+10FFFF).
+// or 0 if it is invalid.
 std::size_t utf8_sequence_length(const Byte* at, const Byte* end)
 {
-  const Byte lead = at[0];
-  std::size_t length = 0;
-  Byte second_low = 0x80;
-  Byte second_high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    second_low = lead == 0xE0 ? 0xA0 : 0x80;
-    second_high = lead == 0xED ? 0x9F : 0xBF;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    second_low = lead == 0xF0 ? 0x90 : 0x80;
-    second_high = lead == 0xF4 ? 0x8F : 0xBF;
-  } else {
+  const Utf8Lead lead = utf8_lead(at[0]);
+  if (lead.continuation_bytes < 0) {
     return 0;
   }
-  if (end - at < static_cast<std::ptrdiff_t>(length) || at[1] < second_low || at[1] > second_high) {
+  const auto length = static_cast<std::size_t>(lead.continuation_bytes) + 1;
+  if (end - at < static_cast<std::ptrdiff_t>(length)
+      || (length > 1 && (at[1] < lead.second_low || at[1] > lead.second_high))) {
     return 0;
   }
   for (std::size_t index = 2; index < length; ++index) {

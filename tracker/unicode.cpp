@@ -47,6 +47,25 @@ bool is_js_trimmed(utf8proc_int32_t code_point)
 
 } // namespace
 
+Utf8Lead utf8_lead(unsigned char lead)
+{
+  if (lead <= 0x7F) {
+    return Utf8Lead{0};
+  }
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    return Utf8Lead{1};
+  }
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    return Utf8Lead{2, static_cast<unsigned char>(lead == 0xE0 ? 0xA0 : 0x80),
+                    static_cast<unsigned char>(lead == 0xED ? 0x9F : 0xBF)};
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    return Utf8Lead{3, static_cast<unsigned char>(lead == 0xF0 ? 0x90 : 0x80),
+                    static_cast<unsigned char>(lead == 0xF4 ? 0x8F : 0xBF)};
+  }
+  return Utf8Lead{};
+}
+
 std::optional<std::string> replace_invalid_utf8(std::string_view bytes)
 {
   constexpr std::string_view k_replacement = "\xEF\xBF\xBD";
@@ -63,28 +82,19 @@ std::optional<std::string> replace_invalid_utf8(std::string_view bytes)
   };
   std::size_t index = 0;
   while (index < bytes.size()) {
-    const auto lead = static_cast<unsigned char>(bytes[index]);
-    std::size_t needed = 0;
-    unsigned char lower = 0x80;
-    unsigned char upper = 0xBF;
-    if (lead <= 0x7F) {
+    const Utf8Lead lead = utf8_lead(static_cast<unsigned char>(bytes[index]));
+    if (lead.continuation_bytes == 0) {
       ++index;
       continue;
-    } else if (lead >= 0xC2 && lead <= 0xDF) {
-      needed = 1;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      needed = 2;
-      lower = lead == 0xE0 ? 0xA0 : 0x80;
-      upper = lead == 0xED ? 0x9F : 0xBF;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      needed = 3;
-      lower = lead == 0xF0 ? 0x90 : 0x80;
-      upper = lead == 0xF4 ? 0x8F : 0xBF;
-    } else {
+    }
+    if (lead.continuation_bytes < 0) {
       replace(index, index + 1);
       ++index;
       continue;
     }
+    const auto needed = static_cast<std::size_t>(lead.continuation_bytes);
+    unsigned char lower = lead.second_low;
+    unsigned char upper = lead.second_high;
     // The maximal subpart: continuation bytes are consumed while they fit;
     // the first misfit starts over as a new lead byte.
     std::size_t at = index + 1;

@@ -11,6 +11,17 @@ namespace fsguard {
 // The value of the hexadecimal digit `c`, or -1 (for \uXXXX and %XX).
 int hex_digit(char c);
 
+// What a UTF-8 sequence that starts with the byte `lead` must hold (RFC
+// 3629: no overlong forms, no surrogates, nothing above U+10FFFF): how many
+// continuation bytes follow (-1 if `lead` cannot start one, 0 for ASCII),
+// and the range the first of them must fall in (the rest: 0x80 to 0xBF).
+struct Utf8Lead {
+  int continuation_bytes = -1;
+  unsigned char second_low = 0x80;
+  unsigned char second_high = 0xBF;
+};
+Utf8Lead utf8_lead(unsigned char lead);
+
 // `text` in Normalization Form C, or nothing if `text` is not valid UTF-8.
 std::optional<std::string> to_nfc(std::string_view text);
 
