@@ -100,7 +100,7 @@ awaitable<void> send(Writer& writer, std::string line)
   co_await writer.write(line);
 }
 
-// Queues what the guard wants sent, and forgets the requests it answered.
+// Writes what the guard wants sent, and forgets the requests it answered.
 awaitable<void> flush(Session& session, Outbox& out);
 
 // The error text for requests the exited upstream cannot answer.
