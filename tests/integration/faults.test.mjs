@@ -447,6 +447,30 @@ test('2b. client EOF, upstream ignores EOF and SIGTERM and has grandchildren: fs
   await assertNothingLeft(h.watch, { atLeast: 4 });
 });
 
+test('2e. SIGTERM while a large request is stuck on its way to an upstream that stopped reading: '
+  + 'fsguard still escalates to SIGKILL and exits within ~5 s', async (t) => {
+  const h = guard(t, stubborn('--deaf-after-initialize'));
+  await h.initialize(1);
+  await upstreamPid(h);
+  await stubbornGrandchildren(h);
+  await waitFor(() => h.stderrText().includes('no longer reading stdin'), 5000);
+  // Each line is far larger than a pipe's buffer: the first write blocks for
+  // good, and the next lines wait behind it.
+  const big = 'x'.repeat(2 * MiB);
+  for (const id of [50, 51, 52]) h.send(writeCall(id, '/nowhere/big.txt', big));
+  await sleep(500);
+  const t0 = Date.now();
+  process.kill(h.pid, 'SIGTERM');
+  const exit = await h.waitExit(10_000);
+  const took = Date.now() - t0;
+  assert.ok(exit, `fsguard exited (it did not within 10 s: a shutdown stuck behind the blocked write)`);
+  t.diagnostic(`exited ${took} ms after SIGTERM: ${JSON.stringify(exit)}`);
+  assert.ok(took < 6000, `shutdown took ${took} ms (expected ~4 s: 2 s after closing stdin, 2 s after SIGTERM)`);
+  assert.deepEqual(exit, { code: 137, signal: null }, 'the upstream died of SIGKILL');
+  assertStdoutIsJsonOnly(h);
+  await assertNothingLeft(h.watch, { atLeast: 4 });
+});
+
 test('2c. the upstream exits on EOF but leaves a SIGTERM-ignoring grandchild in its group: '
   + 'nothing is left', async (t) => {
   const h = guard(t, stubborn('--exit-on-eof'));

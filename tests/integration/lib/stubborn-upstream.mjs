@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // A badly behaved MCP upstream for shutdown tests (faults.test.mjs):
 //   node stubborn-upstream.mjs [--exit-on-eof] [--grandchild-holds-stdout]
+//                              [--deaf-after-initialize]
 //
 // - ignores SIGTERM, SIGINT and SIGHUP;
 // - by default ignores the end of its stdin and keeps running;
@@ -13,12 +14,15 @@
 // - answers `initialize` and `ping`, and never answers anything else, so every
 //   tools/call stays in flight.
 // With --exit-on-eof it exits 0 when its stdin ends, leaving the grandchildren.
+// With --deaf-after-initialize it stops reading its stdin once it has
+// answered initialize, so a large message sent to it stays stuck in the pipe.
 
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 
 const exitOnEof = process.argv.includes('--exit-on-eof');
 const holdStdout = process.argv.includes('--grandchild-holds-stdout');
+const deafAfterInitialize = process.argv.includes('--deaf-after-initialize');
 
 for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => {});
 
@@ -48,6 +52,10 @@ rl.on('line', (line) => {
     return; // left in flight forever
   }
   process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }) + '\n');
+  if (deafAfterInitialize && msg.method === 'initialize') {
+    rl.pause(); // stop reading stdin: its pipe fills and the writer blocks
+    process.stderr.write('stubborn-upstream: no longer reading stdin\n');
+  }
 });
 rl.on('close', () => {
   process.stderr.write('stubborn-upstream: stdin ended\n');
