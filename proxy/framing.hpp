@@ -64,7 +64,7 @@ public:
   std::string take_line()
   {
     std::string line;
-    if (m_taken_joined) {
+    if (!m_joined.empty()) {
       line = std::move(m_joined);
       std::string().swap(m_joined);
     } else {
@@ -74,7 +74,6 @@ public:
     if (line.empty() || line.back() != '\n') {
       line += '\n';
     }
-    m_taken_joined = false;
     m_taken_begin = m_taken_end = 0;
     return line;
   }
@@ -84,7 +83,6 @@ public:
   void forget_line()
   {
     std::string().swap(m_joined); // assigning an empty string would keep the capacity
-    m_taken_joined = false;
   }
 
 private:
@@ -152,7 +150,6 @@ private:
     }
     m_joined.append(m_buffer.data() + m_taken_begin, m_taken_end - m_taken_begin);
     drop_pieces();
-    m_taken_joined = true;
     return std::string_view(m_joined.data(), length);
   }
 
@@ -196,8 +193,7 @@ private:
   std::size_t m_pieces_bytes = 0;
   bool m_discarding = false;
   bool m_eof = false;
-  std::string m_joined;          // the last line returned, if joined from pieces
-  bool m_taken_joined = false;
+  std::string m_joined;          // the last line returned, if joined from pieces (never empty)
   std::size_t m_taken_begin = 0; // the last line returned, for take_line()
   std::size_t m_taken_end = 0;
 };
