@@ -1,13 +1,11 @@
 #include "proxy/json_reader.hpp"
 
-#include <xxhash.h>
-
 #include <charconv>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <string>
 
+#include "proxy/content_hash.hpp"
 #include "proxy/json_string.hpp"
 
 namespace fsguard {
@@ -21,24 +19,14 @@ enum class Place { elsewhere, top, params, arguments };
 // before either runs).
 constexpr int k_max_depth = 512;
 
+// Feeds decoded content to a ContentHasher.
 class HashSink final : public ByteSink {
 public:
-  HashSink() { XXH3_128bits_reset(m_state.get()); }
-  void append(const char* bytes, std::size_t size) override
-  {
-    XXH3_128bits_update(m_state.get(), bytes, size);
-  }
-  ContentHash digest() const
-  {
-    const XXH128_hash_t hash = XXH3_128bits_digest(m_state.get());
-    return ContentHash{hash.high64, hash.low64};
-  }
+  void append(const char* bytes, std::size_t size) override { m_hasher.append(bytes, size); }
+  ContentHash digest() const { return m_hasher.digest(); }
 
 private:
-  struct Deleter {
-    void operator()(XXH3_state_t* state) const { XXH3_freeState(state); }
-  };
-  std::unique_ptr<XXH3_state_t, Deleter> m_state{XXH3_createState()};
+  ContentHasher m_hasher;
 };
 
 class Reader {

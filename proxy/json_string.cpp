@@ -1,11 +1,10 @@
 #include "proxy/json_string.hpp"
 
-#include <xxhash.h>
+#include <utf8proc.h>
 
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 
 #include "tracker/unicode.hpp"
 
@@ -57,46 +56,10 @@ std::size_t utf8_sequence_length(const Byte* at, const Byte* end)
   return length;
 }
 
-// The UTF-16 code unit of the four hex digits at `at`, or -1.
-int hex_unit(const Byte* at, const Byte* end)
+// Writes the UTF-8 form of `code_point` to `out`; returns its length.
+std::size_t encode_utf8(std::int32_t code_point, Byte* out)
 {
-  if (end - at < 4) {
-    return -1;
-  }
-  int unit = 0;
-  for (int index = 0; index < 4; ++index) {
-    const int digit = hex_digit(static_cast<char>(at[index]));
-    if (digit < 0) {
-      return -1;
-    }
-    unit = unit * 16 + digit;
-  }
-  return unit;
-}
-
-// Appends the UTF-8 form of `code_point` to `out`; returns its length.
-std::size_t encode_utf8(std::uint32_t code_point, Byte* out)
-{
-  if (code_point < 0x80) {
-    out[0] = static_cast<Byte>(code_point);
-    return 1;
-  }
-  if (code_point < 0x800) {
-    out[0] = static_cast<Byte>(0xC0 | (code_point >> 6));
-    out[1] = static_cast<Byte>(0x80 | (code_point & 0x3F));
-    return 2;
-  }
-  if (code_point < 0x10000) {
-    out[0] = static_cast<Byte>(0xE0 | (code_point >> 12));
-    out[1] = static_cast<Byte>(0x80 | ((code_point >> 6) & 0x3F));
-    out[2] = static_cast<Byte>(0x80 | (code_point & 0x3F));
-    return 3;
-  }
-  out[0] = static_cast<Byte>(0xF0 | (code_point >> 18));
-  out[1] = static_cast<Byte>(0x80 | ((code_point >> 12) & 0x3F));
-  out[2] = static_cast<Byte>(0x80 | ((code_point >> 6) & 0x3F));
-  out[3] = static_cast<Byte>(0x80 | (code_point & 0x3F));
-  return 4;
+  return static_cast<std::size_t>(utf8proc_encode_char(code_point, out));
 }
 
 // Decodes the escape at `at` (its backslash) into `out`; returns how many
@@ -119,31 +82,24 @@ std::size_t decode_escape(const Byte* at, const Byte* end, Byte* out, std::size_
   case 'u': break;
   default: return 0;
   }
-  const int unit = hex_unit(at + 2, end);
+  const std::string_view escapes(reinterpret_cast<const char*>(at), static_cast<std::size_t>(end - at));
+  const int unit = escaped_unit(escapes, 0);
   if (unit < 0 || (unit >= 0xDC00 && unit <= 0xDFFF)) {
     return 0; // not hex, or a lone low surrogate
   }
   if (unit < 0xD800 || unit > 0xDBFF) {
-    written = encode_utf8(static_cast<std::uint32_t>(unit), out);
+    written = encode_utf8(unit, out);
     return 6;
   }
   // A high surrogate must be followed by a low one.
-  if (end - at < 12 || at[6] != '\\' || at[7] != 'u') {
-    return 0;
-  }
-  const int low = hex_unit(at + 8, end);
+  const int low = escaped_unit(escapes, 6);
   if (low < 0xDC00 || low > 0xDFFF) {
     return 0;
   }
-  const auto code_point = 0x10000u + ((static_cast<std::uint32_t>(unit) - 0xD800u) << 10)
-                          + (static_cast<std::uint32_t>(low) - 0xDC00u);
+  const int code_point = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
   written = encode_utf8(code_point, out);
   return 12;
 }
-
-struct StateDeleter {
-  void operator()(XXH3_state_t* state) const { XXH3_freeState(state); }
-};
 
 } // namespace
 
@@ -197,36 +153,6 @@ const char* decode_json_string(const char* begin, const char* end_of_text, ByteS
     }
   }
   return nullptr; // no closing quote
-}
-
-std::optional<ContentHash> hash_json_string(std::string_view literal)
-{
-  if (literal.size() < 2 || literal.front() != '"') {
-    return std::nullopt;
-  }
-  class HashSink final : public ByteSink {
-  public:
-    explicit HashSink(XXH3_state_t* state) : m_state(state) {}
-    void append(const char* bytes, std::size_t size) override
-    {
-      XXH3_128bits_update(m_state, bytes, size);
-    }
-
-  private:
-    XXH3_state_t* m_state;
-  };
-  std::unique_ptr<XXH3_state_t, StateDeleter> state(XXH3_createState());
-  if (!state) {
-    return std::nullopt;
-  }
-  XXH3_128bits_reset(state.get());
-  HashSink sink(state.get());
-  const char* const end = literal.data() + literal.size();
-  if (decode_json_string(literal.data() + 1, end, sink) != end) {
-    return std::nullopt;
-  }
-  const XXH128_hash_t hash = XXH3_128bits_digest(state.get());
-  return ContentHash{hash.high64, hash.low64};
 }
 
 } // namespace fsguard

@@ -13,23 +13,6 @@ namespace fsguard {
 
 namespace {
 
-// The UTF-16 code unit of the escape "\uXXXX" at `at`, or -1.
-int escaped_unit(std::string_view text, std::size_t at)
-{
-  if (at + 6 > text.size() || text[at] != '\\' || text[at + 1] != 'u') {
-    return -1;
-  }
-  int unit = 0;
-  for (std::size_t index = at + 2; index < at + 6; ++index) {
-    const int digit = hex_digit(text[index]);
-    if (digit < 0) {
-      return -1;
-    }
-    unit = unit * 16 + digit;
-  }
-  return unit;
-}
-
 // `text` with each "\uXXXX" escape of a lone UTF-16 surrogate replaced by
 // "\ufffd": JSON.parse accepts them, and Node turns them into U+FFFD when a
 // string becomes a file name; nlohmann rejects them. Nothing if none.

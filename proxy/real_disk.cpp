@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <cerrno>
 #include <climits>
@@ -15,11 +14,6 @@
 namespace fsguard {
 
 namespace {
-
-ContentHash to_content_hash(XXH128_hash_t hash)
-{
-  return ContentHash{hash.high64, hash.low64};
-}
 
 struct FileCloser {
   void operator()(const int* fd) const { ::close(*fd); }
@@ -62,7 +56,7 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
   if (!S_ISREG(info.st_mode)) {
     return DiskError{EINVAL};
   }
-  XXH3_128bits_reset(m_state.get());
+  m_hasher.reset();
   off_t total = 0;
   for (;;) {
     const ssize_t count = ::read(fd, m_buffer.get(), k_chunk);
@@ -75,7 +69,7 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
     if (count == 0) {
       break;
     }
-    XXH3_128bits_update(m_state.get(), m_buffer.get(), static_cast<std::size_t>(count));
+    m_hasher.append(m_buffer.get(), static_cast<std::size_t>(count));
     total += count;
     if (static_cast<std::size_t>(count) < k_chunk && info.st_size > 0 && total >= info.st_size) {
       // A short read at the size fstat gave is the end: spare the read of 0.
@@ -83,7 +77,7 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
       break;
     }
   }
-  return to_content_hash(XXH3_128bits_digest(m_state.get()));
+  return m_hasher.digest();
 }
 
 Result<std::string, DiskError> RealDisk::real_path(const std::string& path)
@@ -117,16 +111,6 @@ std::int64_t RealDisk::now_ns()
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   return now.tv_sec * 1'000'000'000LL + now.tv_nsec;
-}
-
-void RealDisk::StateDeleter::operator()(XXH3_state_t* state) const
-{
-  XXH3_freeState(state);
-}
-
-ContentHash hash_bytes(std::string_view bytes)
-{
-  return to_content_hash(XXH3_128bits(bytes.data(), bytes.size()));
 }
 
 } // namespace fsguard

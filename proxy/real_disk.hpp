@@ -3,8 +3,7 @@
 
 #include <memory>
 
-#include <xxhash.h>
-
+#include "proxy/content_hash.hpp"
 #include "tracker/disk.hpp"
 
 namespace fsguard {
@@ -21,13 +20,8 @@ private:
   static constexpr std::size_t k_chunk = 256 * 1024;
   // Reused by every hash: no allocation (or mmap) per file.
   std::unique_ptr<char[]> m_buffer = std::make_unique_for_overwrite<char[]>(k_chunk);
-  struct StateDeleter {
-    void operator()(XXH3_state_t* state) const;
-  };
-  std::unique_ptr<XXH3_state_t, StateDeleter> m_state{XXH3_createState()};
+  ContentHasher m_hasher;
 };
 
-// XXH3-128 of `bytes`: the hash RealDisk::hash gives a file holding `bytes`.
-ContentHash hash_bytes(std::string_view bytes);
 
 } // namespace fsguard

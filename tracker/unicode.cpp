@@ -47,6 +47,22 @@ bool is_js_trimmed(utf8proc_int32_t code_point)
 
 } // namespace
 
+int escaped_unit(std::string_view text, std::size_t at)
+{
+  if (at + 6 > text.size() || text[at] != '\\' || text[at + 1] != 'u') {
+    return -1;
+  }
+  int unit = 0;
+  for (std::size_t index = at + 2; index < at + 6; ++index) {
+    const int digit = hex_digit(text[index]);
+    if (digit < 0) {
+      return -1;
+    }
+    unit = unit * 16 + digit;
+  }
+  return unit;
+}
+
 Utf8Lead utf8_lead(unsigned char lead)
 {
   if (lead <= 0x7F) {

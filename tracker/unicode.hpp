@@ -11,6 +11,10 @@ namespace fsguard {
 // The value of the hexadecimal digit `c`, or -1 (for \uXXXX and %XX).
 int hex_digit(char c);
 
+// The UTF-16 code unit of the JSON escape "\uXXXX" at `at` in `text`, or -1
+// if there is none.
+int escaped_unit(std::string_view text, std::size_t at);
+
 // What a UTF-8 sequence that starts with the byte `lead` must hold (RFC
 // 3629: no overlong forms, no surrogates, nothing above U+10FFFF): how many
 // continuation bytes follow (-1 if `lead` cannot start one, 0 for ASCII),
