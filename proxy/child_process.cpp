@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/writable_pipe.hpp>
 #include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/stdio.hpp>
 
@@ -63,18 +65,23 @@ Result<Upstream, std::string> start_upstream(boost::asio::io_context& context,
       return "cannot start the upstream: \"" + program + "\" was not found in PATH";
     }
   }
-  Upstream upstream{bp::process(context), boost::asio::writable_pipe(context),
-                    boost::asio::readable_pipe(context), boost::asio::readable_pipe(context)};
+  boost::asio::writable_pipe input(context);
+  boost::asio::readable_pipe output(context);
+  boost::asio::readable_pipe errors(context);
   const std::vector<std::string> arguments(command.begin() + 1, command.end());
   boost::system::error_code error;
   // The executor overload: in Boost 1.81 the io_context overload ignores `error`
   // and throws.
-  upstream.process = bp::default_process_launcher()(
+  auto process = bp::default_process_launcher()(
     context.get_executor(), error, executable, arguments,
-    bp::process_stdio{upstream.input, upstream.output, upstream.errors}, ChildSetup{::getpid()});
+    bp::process_stdio{input, output, errors}, ChildSetup{::getpid()});
   if (error) {
     return "cannot start the upstream \"" + program + "\": " + error.message();
   }
+  Upstream upstream{std::move(process),
+                    boost::asio::posix::stream_descriptor(context, input.release()),
+                    boost::asio::posix::stream_descriptor(context, output.release()),
+                    boost::asio::posix::stream_descriptor(context, errors.release())};
   return upstream;
 }
 

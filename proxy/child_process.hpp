@@ -7,19 +7,22 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/readable_pipe.hpp>
-#include <boost/asio/writable_pipe.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/process/v2/process.hpp>
 
 #include "tracker/result.hpp"
 
 namespace fsguard {
 
+// fsguard's ends of the pipes are descriptors rather than Asio pipes: only
+// descriptors offer non-blocking reads and writes that return at once and a
+// wait for readiness, which the relay uses to skip a pass through the event
+// loop when bytes can move right away.
 struct Upstream {
   boost::process::v2::process process;
-  boost::asio::writable_pipe input;  // the upstream's stdin
-  boost::asio::readable_pipe output; // the upstream's stdout
-  boost::asio::readable_pipe errors; // the upstream's stderr
+  boost::asio::posix::stream_descriptor input;  // the upstream's stdin
+  boost::asio::posix::stream_descriptor output; // the upstream's stdout
+  boost::asio::posix::stream_descriptor errors; // the upstream's stderr
 };
 
 // Starts `command` (argv; the program is looked up in PATH unless it holds a

@@ -5,16 +5,17 @@
 // takes an extra hop through a queue and a writer coroutine.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 #include "proxy/log.hpp"
 
@@ -29,6 +30,8 @@ public:
       m_changed(stream.get_executor(), boost::asio::steady_timer::time_point::max()),
       m_closing(stream.get_executor(), boost::asio::steady_timer::time_point::max())
   {
+    boost::system::error_code ignored;
+    m_stream.non_blocking(true, ignored); // write_some() returns would_block, never waits
   }
 
   // Writes `line` and a newline if it lacks one, once the stream is free.
@@ -44,13 +47,7 @@ public:
       co_return;
     }
     m_busy = true;
-    static constexpr char k_newline = '\n';
-    const bool whole = !line.empty() && line.back() == '\n';
-    const std::array<boost::asio::const_buffer, 2> buffers{
-      boost::asio::buffer(line.data(), line.size()),
-      boost::asio::buffer(&k_newline, whole ? 0 : 1)};
-    auto [error, written] = co_await boost::asio::async_write(
-      m_stream, buffers, boost::asio::as_tuple(boost::asio::use_awaitable));
+    const boost::system::error_code error = co_await write_all(line);
     m_busy = false;
     if (error && !m_closed) {
       m_broken = true;
@@ -83,6 +80,38 @@ public:
 
 private:
   bool stopped() const { return m_close_requested || m_broken; }
+
+  // Writes `line` and a newline if it lacks one: at once as far as the
+  // stream takes it, then whenever it is ready for more.
+  boost::asio::awaitable<boost::system::error_code> write_all(std::string_view line)
+  {
+    static constexpr char k_newline = '\n';
+    const bool whole = !line.empty() && line.back() == '\n';
+    std::array<boost::asio::const_buffer, 2> buffers{
+      boost::asio::buffer(line.data(), line.size()),
+      boost::asio::buffer(&k_newline, whole ? 0 : 1)};
+    boost::system::error_code error;
+    for (;;) {
+      std::size_t written = m_stream.write_some(buffers, error);
+      for (auto& buffer : buffers) {
+        const std::size_t used = std::min(written, buffer.size());
+        buffer += used;
+        written -= used;
+      }
+      if (buffers[0].size() == 0 && buffers[1].size() == 0) {
+        co_return boost::system::error_code();
+      }
+      if (error && error != boost::asio::error::would_block
+          && error != boost::asio::error::interrupted) {
+        co_return error;
+      }
+      std::tie(error) = co_await m_stream.async_wait(
+        Stream::wait_write, boost::asio::as_tuple(boost::asio::use_awaitable));
+      if (error) {
+        co_return error;
+      }
+    }
+  }
 
   void close_now()
   {

@@ -10,7 +10,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/writable_pipe.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -65,7 +64,7 @@ struct Session {
   Upstream upstream;
   asio::posix::stream_descriptor client_in;
   asio::posix::stream_descriptor client_out;
-  LineWriter<asio::writable_pipe> to_upstream;
+  LineWriter<asio::posix::stream_descriptor> to_upstream;
   LineWriter<asio::posix::stream_descriptor> to_client;
   RealDisk disk;
   Guard guard;
