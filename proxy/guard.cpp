@@ -257,6 +257,7 @@ void Guard::audit(const Call& call, std::string_view decision, const std::option
 void Guard::start(std::string line, Call call, Outbox& out)
 {
   if (changes_files(call.what.role)) {
+    m_tracker.settle_reads(); // no change goes upstream while a read's hash is owed
     const auto began = std::chrono::steady_clock::now();
     const auto veto = decide_write(call);
     const auto latency_us = std::chrono::duration_cast<std::chrono::microseconds>(

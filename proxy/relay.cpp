@@ -251,6 +251,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
         if (session.guard.on_response(key, text, skimmed, out)) {
           co_await session.to_client.write(text);
         }
+        session.guard.settle_reads();
         co_await flush(session, out);
         schedule_listing(session);
         co_return;

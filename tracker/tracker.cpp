@@ -50,6 +50,29 @@ ReadStart Tracker::begin_read(const std::string& path)
 void Tracker::finish_read(const std::string& path, const ReadStart& start,
                           ReadExtent extent)
 {
+  const std::int64_t now = m_disk.now_ns();
+  if (const auto stat = m_disk.stat(path); stat && stat->is_regular() && start.stat
+      && *start.stat == *stat && !start.hash && !racy(Fingerprint{*stat, {}, now})) {
+    // It held still, and its stat can vouch for it: hash it later.
+    settle(path); // a hash an earlier read still owes, for the check below
+    SeenRecord record;
+    record.trusted_stat = *stat;
+    record.taken_at_ns = now;
+    record.size = stat->size;
+    record.extent = extent;
+    record.hash_state = HashState::owed;
+    if (const auto previous = m_records.find(path);
+        previous != m_records.end() && extent == ReadExtent::partial
+        && previous->second.extent == ReadExtent::whole
+        && !previous->second.changed_during_read
+        && previous->second.hash_state == HashState::known) {
+      record.whole_hash_before = previous->second.hash;
+    }
+    m_records[path] = record;
+    m_owed.push_back(path);
+    return;
+  }
+  settle(path);
   auto after = take_fingerprint(m_disk, path);
   if (!after || !after->stat.is_regular()) {
     // The file is gone or unreadable now: whatever the agent saw, fsguard
@@ -63,11 +86,41 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
   if (const auto previous = m_records.find(path);
       previous != m_records.end() && extent == ReadExtent::partial
       && previous->second.extent == ReadExtent::whole
-      && !previous->second.changed_during_read && previous->second.hash == after->hash) {
+      && !previous->second.changed_during_read
+      && previous->second.hash_state == HashState::known && previous->second.hash == after->hash) {
     // A head/tail read of content the agent has already seen whole.
     record.extent = ReadExtent::whole;
   }
   m_records[path] = record;
+}
+
+void Tracker::settle_reads()
+{
+  for (const auto& path : m_owed) {
+    settle(path);
+  }
+  m_owed.clear();
+}
+
+void Tracker::settle(const std::string& path)
+{
+  const auto found = m_records.find(path);
+  if (found == m_records.end() || found->second.hash_state != HashState::owed) {
+    return;
+  }
+  SeenRecord& record = found->second;
+  const auto now = take_fingerprint(m_disk, path);
+  if (!now || !record.trusted_stat || now->stat != *record.trusted_stat) {
+    // It changed after the agent's read: what the agent saw is gone.
+    record.hash_state = HashState::lost;
+    return;
+  }
+  record.hash = now->hash;
+  record.hash_state = HashState::known;
+  if (record.whole_hash_before == record.hash) {
+    record.extent = ReadExtent::whole; // a head/tail read of content seen whole
+  }
+  record.whole_hash_before.reset();
 }
 
 std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind,
@@ -94,6 +147,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     return veto;
   }
 
+  settle(path);
   const auto found = m_records.find(path);
   if (found == m_records.end()) {
     veto.code = VetoCode::not_read;
@@ -119,7 +173,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     veto.reason = now.error().describe();
     return veto;
   }
-  if (now->hash == record.hash) {
+  if (record.hash_state == HashState::known && now->hash == record.hash) {
     // Same bytes, new metadata (touch, chmod, an identical rewrite).
     const auto extent = record.extent;
     record = record_of(*now, extent);
@@ -153,6 +207,7 @@ void Tracker::finish_write(const std::string& path,
 
 void Tracker::finish_move(const std::string& from, const std::string& to)
 {
+  settle(from); // hash what was read before the rename changes the stat
   auto found = m_records.find(from);
   if (found == m_records.end()) {
     return;

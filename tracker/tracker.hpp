@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "tracker/disk.hpp"
 #include "tracker/file_state.hpp"
@@ -25,10 +26,18 @@ struct ReadStart {
   std::optional<ContentHash> hash;
 };
 
+// Whether a record's content hash is known. A read whose file held still
+// (same stat before and after it, not racy) is recorded at once and hashed
+// just after its response is forwarded, off the agent's path; if the file
+// moved in that moment, what the agent saw can no longer be hashed.
+enum class HashState { known, owed, lost };
+
 // What the agent last saw of one file.
 struct SeenRecord {
   std::optional<FileStat> trusted_stat; // absent: always compare content
   ContentHash hash{};
+  HashState hash_state = HashState::known;
+  std::optional<ContentHash> whole_hash_before; // owed: a whole read this partial one may repeat
   std::int64_t taken_at_ns = 0;
   std::int64_t size = 0;
   ReadExtent extent = ReadExtent::whole;
@@ -44,8 +53,15 @@ public:
 
   // Records that a read of `path`, started as `start`, succeeded and showed
   // the agent the `extent` of the file. A file that changed in between is
-  // recorded as changed_during_read.
+  // recorded as changed_during_read. Call it before the response goes on;
+  // when the stat alone shows the file held still, it costs one stat and
+  // leaves the hash owed to settle_reads().
   void finish_read(const std::string& path, const ReadStart& start, ReadExtent extent);
+
+  // Hashes the files whose reads left a hash owed. Call it once their
+  // responses are on their way. A file that changed since finish_read() is
+  // recorded as unknown content, and a write to it is vetoed as changed.
+  void settle_reads();
 
   // Decides whether a `kind` write of `path` may go ahead: nothing if it may,
   // the veto otherwise. Refreshes the record when only metadata changed.
@@ -68,7 +84,10 @@ public:
   const SeenRecord* find(const std::string& path) const;
 
 private:
+  void settle(const std::string& path);
+
   Disk& m_disk;
+  std::vector<std::string> m_owed; // paths whose records may owe a hash
   std::unordered_map<std::string, SeenRecord> m_records;
 };
 

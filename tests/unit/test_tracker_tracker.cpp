@@ -28,6 +28,7 @@ struct Fixture {
   {
     const ReadStart start = tracker.begin_read(path);
     tracker.finish_read(path, start, extent);
+    tracker.settle_reads(); // as the relay does once the response is forwarded
   }
 
   std::optional<Veto> overwrite(const std::string& path = k_file)
@@ -263,5 +264,99 @@ TEST_SUITE("tracker")
     f.read();
     f.tracker.forget(k_file);
     CHECK(code_of(f.overwrite()) == VetoCode::not_read);
+  }
+
+  TEST_CASE("a read of a file that held still costs one stat, and is hashed after its response")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    const ReadStart start = f.tracker.begin_read(k_file);
+    const int hashes = f.disk.hash_calls;
+    f.tracker.finish_read(k_file, start, ReadExtent::whole);
+    CHECK(f.disk.hash_calls == hashes);
+    REQUIRE(f.tracker.find(k_file) != nullptr);
+    CHECK(f.tracker.find(k_file)->hash_state == HashState::owed);
+    f.tracker.settle_reads();
+    CHECK(f.disk.hash_calls == hashes + 1);
+    CHECK(f.tracker.find(k_file)->hash_state == HashState::known);
+    CHECK(f.tracker.find(k_file)->hash == fsguard::testing::fake_hash("hello\n"));
+    CHECK_FALSE(f.overwrite());
+  }
+
+  TEST_CASE("a change between a forwarded read and its hash is vetoed as changed")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    const ReadStart start = f.tracker.begin_read(k_file);
+    f.tracker.finish_read(k_file, start, ReadExtent::whole);
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "HELLO\n"); // after the agent saw "hello"
+    f.tracker.settle_reads();
+    CHECK(f.tracker.find(k_file)->hash_state == HashState::lost);
+    const auto veto = f.overwrite();
+    CHECK(code_of(veto) == VetoCode::changed);
+    CHECK(veto->seen_size == 6);
+    f.read();
+    CHECK_FALSE(f.overwrite());
+  }
+
+  TEST_CASE("a metadata-only change before the hash also fails closed, as the content is unknown")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    const ReadStart start = f.tracker.begin_read(k_file);
+    f.tracker.finish_read(k_file, start, ReadExtent::whole);
+    f.disk.advance(k_tick);
+    f.disk.chmod(k_file, 0600);
+    f.tracker.settle_reads();
+    CHECK(code_of(f.edit()) == VetoCode::changed);
+  }
+
+  TEST_CASE("a write checked while a read's hash is owed hashes first")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    const ReadStart start = f.tracker.begin_read(k_file);
+    f.tracker.finish_read(k_file, start, ReadExtent::whole);
+    CHECK_FALSE(f.overwrite());
+    CHECK(f.tracker.find(k_file)->hash_state == HashState::known);
+  }
+
+  TEST_CASE("an owed read that changed before the write is checked is vetoed as changed")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    const ReadStart start = f.tracker.begin_read(k_file);
+    f.tracker.finish_read(k_file, start, ReadExtent::whole);
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "HELLO\n");
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+  }
+
+  TEST_CASE("a head/tail read of an old file keeps an earlier whole read once it is hashed")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    f.read(k_file, ReadExtent::partial);
+    CHECK(f.tracker.find(k_file)->extent == ReadExtent::whole);
+    CHECK_FALSE(f.overwrite());
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "other\n");
+    f.disk.advance(k_later);
+    f.read(k_file, ReadExtent::partial); // the content differs from the whole read
+    CHECK(code_of(f.overwrite()) == VetoCode::partial_read);
+  }
+
+  TEST_CASE("a move after a read whose hash is owed keeps nothing it cannot vouch for")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    const ReadStart start = f.tracker.begin_read(k_file);
+    f.tracker.finish_read(k_file, start, ReadExtent::whole);
+    f.disk.replace("/ws/b.txt", "hello\n");
+    f.disk.remove(k_file);
+    f.tracker.finish_move(k_file, "/ws/b.txt");
+    CHECK(code_of(f.overwrite("/ws/b.txt")) == VetoCode::changed);
   }
 }
