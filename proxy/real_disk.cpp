@@ -2,14 +2,19 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <ctime>
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 namespace fsguard {
 
@@ -23,14 +28,57 @@ struct DirectoryCloser {
   void operator()(DIR* directory) const { ::closedir(directory); }
 };
 
-} // namespace
-
-Result<FileStat, DiskError> RealDisk::stat(const std::string& path)
+// True if `path` is absolute and already in the form realpath() returns
+// when no symlink is involved: no empty, "." or ".." component, no trailing
+// slash (except "/" itself).
+bool plain_absolute(std::string_view path)
 {
-  struct ::stat info{};
-  if (::stat(path.c_str(), &info) != 0) {
-    return DiskError{errno};
+  if (path.empty() || path.front() != '/') {
+    return false;
   }
+  if (path.size() == 1) {
+    return true;
+  }
+  std::size_t start = 1;
+  for (;;) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view name = path.substr(start, end - start);
+    if (name.empty() || name == "." || name == "..") {
+      return false;
+    }
+    if (end == path.size()) {
+      return true;
+    }
+    start = end + 1;
+  }
+}
+
+// Whether the path names an existing entry reached through no symlink: one
+// openat2() with RESOLVE_NO_SYMLINKS walks the path once, where realpath()
+// reads every component's link in a walk of its own. Nothing if the kernel
+// cannot tell (no openat2, or some other error): realpath() decides then.
+std::optional<bool> exists_without_symlinks(const std::string& path)
+{
+  static bool unsupported = false;
+  if (unsupported) {
+    return std::nullopt;
+  }
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC; // without O_NOFOLLOW, a symlink at the end is refused too
+  how.resolve = RESOLVE_NO_SYMLINKS;
+  const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+  if (fd >= 0) {
+    ::close(static_cast<int>(fd));
+    return true;
+  }
+  if (errno == ENOSYS || errno == EPERM) {
+    unsupported = true; // an old kernel, or a seccomp filter that refuses it
+  }
+  return std::nullopt;
+}
+
+FileStat stat_of(const struct ::stat& info)
+{
   FileStat stat;
   stat.device = info.st_dev;
   stat.inode = info.st_ino;
@@ -41,10 +89,27 @@ Result<FileStat, DiskError> RealDisk::stat(const std::string& path)
   return stat;
 }
 
+// Opens `path` to read it; O_NONBLOCK: opening a FIFO must never wait for a
+// writer.
+int open_to_read(const std::string& path)
+{
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+}
+
+} // namespace
+
+Result<FileStat, DiskError> RealDisk::stat(const std::string& path)
+{
+  struct ::stat info{};
+  if (::stat(path.c_str(), &info) != 0) {
+    return DiskError{errno};
+  }
+  return stat_of(info);
+}
+
 Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
 {
-  // O_NONBLOCK: opening a FIFO must never wait for a writer.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  const int fd = open_to_read(path);
   if (fd < 0) {
     return DiskError{errno};
   }
@@ -56,6 +121,11 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
   if (!S_ISREG(info.st_mode)) {
     return DiskError{EINVAL};
   }
+  return hash_open_file(fd, info.st_size);
+}
+
+Result<ContentHash, DiskError> RealDisk::hash_open_file(int fd, off_t size)
+{
   m_hasher.reset();
   off_t total = 0;
   for (;;) {
@@ -71,7 +141,7 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
     }
     m_hasher.append(m_buffer.get(), static_cast<std::size_t>(count));
     total += count;
-    if (static_cast<std::size_t>(count) < k_chunk && info.st_size > 0 && total >= info.st_size) {
+    if (static_cast<std::size_t>(count) < k_chunk && size > 0 && total >= size) {
       // A short read at the size fstat gave is the end: spare the read of 0.
       // (Files that claim size 0, as in /proc, are read until read() says so.)
       break;
@@ -80,8 +150,46 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
   return m_hasher.digest();
 }
 
+Result<Fingerprint, DiskError> RealDisk::fingerprint(const std::string& path)
+{
+  constexpr int k_attempts = 3; // as take_fingerprint: a file being rewritten gets a few tries
+  for (int attempt = 0; attempt < k_attempts; ++attempt) {
+    Fingerprint fingerprint;
+    fingerprint.taken_at_ns = now_ns();
+    const int fd = open_to_read(path);
+    if (fd < 0) {
+      return DiskError{errno};
+    }
+    std::unique_ptr<const int, FileCloser> closer(&fd);
+    struct ::stat before{};
+    if (::fstat(fd, &before) != 0) {
+      return DiskError{errno};
+    }
+    if (!S_ISREG(before.st_mode)) {
+      return DiskError{EINVAL};
+    }
+    auto hash = hash_open_file(fd, before.st_size);
+    if (!hash) {
+      return hash.error();
+    }
+    struct ::stat after{};
+    if (::fstat(fd, &after) != 0) {
+      return DiskError{errno};
+    }
+    fingerprint.stat = stat_of(after);
+    if (stat_of(before) == fingerprint.stat) {
+      fingerprint.hash = *hash;
+      return fingerprint;
+    }
+  }
+  return DiskError{EAGAIN};
+}
+
 Result<std::string, DiskError> RealDisk::real_path(const std::string& path)
 {
+  if (plain_absolute(path) && exists_without_symlinks(path).value_or(false)) {
+    return path; // what realpath() would return, in one walk
+  }
   std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
                                                        &std::free);
   if (!resolved) {

@@ -1,0 +1,98 @@
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "proxy/content_hash.hpp"
+#include "proxy/real_disk.hpp"
+
+using namespace fsguard;
+
+namespace {
+
+// What ::realpath() says of `path`: the resolved path, or "errno N".
+std::string libc_real_path(const std::string& path)
+{
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
+                                                       &std::free);
+  return resolved ? std::string(resolved.get()) : "errno " + std::to_string(errno);
+}
+
+std::string disk_real_path(RealDisk& disk, const std::string& path)
+{
+  auto resolved = disk.real_path(path);
+  return resolved ? *resolved : "errno " + std::to_string(resolved.error().error_number);
+}
+
+} // namespace
+
+TEST_SUITE("real_disk")
+{
+  TEST_CASE("real_path agrees with realpath() with and without symlinks on the way")
+  {
+    namespace fs = std::filesystem;
+    char pattern[] = "/tmp/fsguard-real-disk-XXXXXX";
+    REQUIRE(::mkdtemp(pattern) != nullptr);
+    const std::string root = fs::canonical(pattern).string();
+    fs::create_directories(root + "/a/b");
+    std::ofstream(root + "/a/b/file.txt") << "x";
+    fs::create_directory_symlink(root + "/a", root + "/link-to-a");
+    fs::create_symlink(root + "/a/b/file.txt", root + "/a/file-link");
+    fs::create_symlink(root + "/missing", root + "/a/dangling");
+    fs::create_symlink("b", root + "/a/relative-b");
+    REQUIRE(::mkfifo((root + "/a/fifo").c_str(), 0600) == 0);
+
+    RealDisk disk;
+    for (const std::string& path : {
+           root, root + "/a", root + "/a/b/file.txt", root + "/link-to-a/b/file.txt",
+           root + "/a/file-link", root + "/a/dangling", root + "/a/relative-b/file.txt",
+           root + "/a/relative-b", root + "/a/fifo", root + "/a/missing.txt",
+           root + "/a/b/file.txt/below", root + "/a/b/../b/file.txt", root + "/a//b/file.txt",
+           root + "/a/./b", root + "/a/b/", root + "/link-to-a/../a", std::string("/")}) {
+      CAPTURE(path);
+      CHECK(disk_real_path(disk, path) == libc_real_path(path));
+    }
+    fs::remove_all(root);
+  }
+
+  TEST_CASE("fingerprint pairs the file's stat with the hash of its bytes, as stat/hash/stat does")
+  {
+    namespace fs = std::filesystem;
+    char pattern[] = "/tmp/fsguard-real-disk-XXXXXX";
+    REQUIRE(::mkdtemp(pattern) != nullptr);
+    const std::string root = pattern;
+    const std::string big(300 * 1024 + 7, 'b'); // more than one read of the hash buffer
+    std::ofstream(root + "/small.txt") << "hello\n";
+    std::ofstream(root + "/big.txt") << big;
+    std::ofstream(root + "/empty.txt");
+    REQUIRE(::mkfifo((root + "/fifo").c_str(), 0600) == 0);
+
+    RealDisk disk;
+    for (const auto& [name, content] : std::vector<std::pair<std::string, std::string>>{
+           {"small.txt", "hello\n"}, {"big.txt", big}, {"empty.txt", ""}}) {
+      CAPTURE(name);
+      const std::string path = root + "/" + name;
+      const auto fingerprint = disk.fingerprint(path);
+      REQUIRE(fingerprint.ok());
+      CHECK(fingerprint->hash == hash_bytes(content));
+      CHECK(fingerprint->stat == disk.stat(path).value());
+      const auto generic = take_fingerprint(disk, path);
+      REQUIRE(generic.ok());
+      CHECK(generic->hash == fingerprint->hash);
+      CHECK(generic->stat == fingerprint->stat);
+    }
+    CHECK(disk.fingerprint(root + "/missing.txt").error().error_number == ENOENT);
+    CHECK(disk.fingerprint(root + "/fifo").error().error_number == EINVAL);
+    CHECK(disk.fingerprint(root).error().error_number == EINVAL);
+    fs::remove_all(root);
+  }
+}
