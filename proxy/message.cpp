@@ -379,6 +379,23 @@ std::string id_key(const nlohmann::json& id)
   return id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string id_key_of_raw(std::string_view raw_id)
+{
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  const std::string_view digits = raw_id.starts_with('-') ? raw_id.substr(1) : raw_id;
+  if (!digits.empty() && digits.size() <= 18 && std::all_of(digits.begin(), digits.end(), is_digit)
+      && (digits.front() != '0' || raw_id == "0")) {
+    return std::string(raw_id); // an integer that std::to_string prints back as it is
+  }
+  const auto is_plain = [](char c) { return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\'; };
+  if (raw_id.size() >= 2 && raw_id.front() == '"' && raw_id.back() == '"'
+      && std::all_of(raw_id.begin() + 1, raw_id.end() - 1, is_plain)) {
+    return std::string(raw_id); // a string that dump() writes back as it is
+  }
+  const auto id = nlohmann::json::parse(raw_id, nullptr, false);
+  return id.is_discarded() ? std::string() : id_key(id);
+}
+
 SkimmedMessage skim_message(std::string_view line)
 {
   return Skimmer(line).run();

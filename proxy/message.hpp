@@ -51,6 +51,12 @@ std::string_view method_of(const nlohmann::json& body);
 // echo back as equal (1 and 1.0 are the same id; "1" is another).
 std::string id_key(const nlohmann::json& id);
 
+// id_key() of the id whose JSON text is `raw_id` (as skimmed from an
+// upstream line), or "" if it is not JSON. Plain integers and plain ASCII
+// strings, which are the ids clients send, are their own key and are not
+// parsed.
+std::string id_key_of_raw(std::string_view raw_id);
+
 // What a cheap skim of an upstream line finds at its top level.
 struct SkimmedMessage {
   bool is_json_object = false; // false: not JSON (or too odd to skim)

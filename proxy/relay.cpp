@@ -237,8 +237,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
     skimmed = *parsed;
   }
   if (!skimmed.raw_id.empty()) {
-    const auto id = nlohmann::json::parse(skimmed.raw_id, nullptr, false);
-    const std::string key = id.is_discarded() ? std::string() : id_key(id);
+    const std::string key = id_key_of_raw(skimmed.raw_id);
     if (skimmed.has_method) {
       const auto method = nlohmann::json::parse(skimmed.raw_method, nullptr, false);
       if (method.is_string()) {

@@ -104,6 +104,15 @@ TEST_SUITE("message")
     CHECK(id_key(nlohmann::json(-7)) == "-7");
     CHECK(id_key(nlohmann::json(18446744073709551615ULL)) == "18446744073709551615");
     CHECK(id_key(nlohmann::json(2.5)) == "2.5");
+    // The same key from the raw text, parsed or not.
+    for (const char* raw : {"0", "-0", "7", "-7", "007", "123456789012345678", "1234567890123456789",
+                            "18446744073709551615", "18446744073709551616", "1.0", "1e3", "-1.5",
+                            "\"a\"", "\"\"", "\"a b/c:1\"", "\"\\u0041\"", "\"caf\xc3\xa9\"",
+                            "\"\x7f\"", "\"tab\\t\"", "{}", "x", "\"open"}) {
+      CAPTURE(raw);
+      const auto parsed = nlohmann::json::parse(raw, nullptr, false);
+      CHECK(id_key_of_raw(raw) == (parsed.is_discarded() ? std::string() : id_key(parsed)));
+    }
   }
 
   TEST_CASE("skimming finds the id and the kind of an upstream line without parsing it")
