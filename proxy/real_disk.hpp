@@ -1,6 +1,8 @@
 // The tracker's Disk, on the real filesystem and clock.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 
 #include "proxy/content_hash.hpp"
@@ -15,8 +17,15 @@ public:
   Result<std::string, DiskError> real_path(const std::string& path) override;
   Result<std::vector<std::string>, DiskError> list_directory(const std::string& path) override;
   std::int64_t now_ns() override;
+  // Opens the file once: fstat, read, fstat again on the one descriptor.
+  // The hash then belongs to the stat of the file the path named at the
+  // open, even if the path is replaced meanwhile.
+  Result<Fingerprint, DiskError> fingerprint(const std::string& path) override;
 
 private:
+  // Hashes the open regular file `fd` of `size` bytes (as fstat gave it).
+  Result<ContentHash, DiskError> hash_open_file(int fd, off_t size);
+
   static constexpr std::size_t k_chunk = 256 * 1024;
   // Reused by every hash: no allocation (or mmap) per file.
   std::unique_ptr<char[]> m_buffer = std::make_unique_for_overwrite<char[]>(k_chunk);

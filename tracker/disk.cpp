@@ -15,6 +15,11 @@ std::string DiskError::describe() const
   return std::strerror(error_number);
 }
 
+Result<Fingerprint, DiskError> Disk::fingerprint(const std::string& path)
+{
+  return take_fingerprint(*this, path);
+}
+
 Result<Fingerprint, DiskError> take_fingerprint(Disk& disk, const std::string& path)
 {
   // stat, hash, stat again: the hash belongs to the stat only if the file

@@ -40,11 +40,17 @@ public:
 
   // Wall-clock now, in nanoseconds since the epoch.
   virtual std::int64_t now_ns() = 0;
+
+  // The stat and content hash of the regular file at `path`, taken so that
+  // the one belongs to the other (see take_fingerprint, which this does
+  // unless a Disk knows a cheaper way).
+  virtual Result<Fingerprint, DiskError> fingerprint(const std::string& path);
 };
 
 // stat(), hash() and stat() again of `path`, as one fingerprint stamped with
 // the time taken *before* the first stat (so racy() errs towards hashing).
-// Fails with EAGAIN if the file keeps changing while it is hashed.
+// Fails with EAGAIN if the file keeps changing while it is hashed. A file
+// that is not regular fails as hash() fails.
 Result<Fingerprint, DiskError> take_fingerprint(Disk& disk, const std::string& path);
 
 } // namespace fsguard

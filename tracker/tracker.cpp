@@ -37,7 +37,7 @@ ReadStart Tracker::begin_read(const std::string& path)
   }
   start.stat = *stat;
   if (racy(Fingerprint{*stat, {}, now})) {
-    if (auto fingerprint = take_fingerprint(m_disk, path)) {
+    if (auto fingerprint = m_disk.fingerprint(path)) {
       start.stat = fingerprint->stat;
       start.hash = fingerprint->hash;
     } else {
@@ -73,7 +73,7 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     return;
   }
   settle(path);
-  auto after = take_fingerprint(m_disk, path);
+  auto after = m_disk.fingerprint(path);
   if (!after || !after->stat.is_regular()) {
     // The file is gone or unreadable now: whatever the agent saw, fsguard
     // cannot vouch for it.
@@ -109,7 +109,7 @@ void Tracker::settle(const std::string& path)
     return;
   }
   SeenRecord& record = found->second;
-  const auto now = take_fingerprint(m_disk, path);
+  const auto now = m_disk.fingerprint(path);
   if (!now || !record.trusted_stat || now->stat != *record.trusted_stat) {
     // It changed after the agent's read: what the agent saw is gone.
     record.hash_state = HashState::lost;
@@ -167,7 +167,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     return std::nullopt;
   }
 
-  auto now = take_fingerprint(m_disk, path);
+  auto now = m_disk.fingerprint(path);
   if (!now) {
     veto.code = VetoCode::cannot_inspect;
     veto.reason = now.error().describe();
@@ -190,7 +190,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
 void Tracker::finish_write(const std::string& path,
                            const std::optional<ContentHash>& expected)
 {
-  auto after = take_fingerprint(m_disk, path);
+  auto after = m_disk.fingerprint(path);
   if (!after || !after->stat.is_regular()) {
     m_records.erase(path);
     return;
