@@ -15,13 +15,26 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 namespace fsguard {
 
 namespace {
 
-struct FileCloser {
-  void operator()(const int* fd) const { ::close(*fd); }
+// A regular file open for reading, with the fstat taken when it was opened.
+struct RegularFile {
+  int fd = -1;
+  struct ::stat info{};
+
+  RegularFile() = default;
+  RegularFile(RegularFile&& other) noexcept : fd(std::exchange(other.fd, -1)), info(other.info) {}
+  RegularFile& operator=(RegularFile&&) = delete;
+  ~RegularFile()
+  {
+    if (fd >= 0) {
+      ::close(fd);
+    }
+  }
 };
 
 struct DirectoryCloser {
@@ -89,11 +102,19 @@ FileStat stat_of(const struct ::stat& info)
   return stat;
 }
 
-// Opens `path` to read it; O_NONBLOCK: opening a FIFO must never wait for a
-// writer.
-int open_to_read(const std::string& path)
+// Opens `path` to read it, if it is a regular file (EINVAL otherwise).
+// O_NONBLOCK: opening a FIFO must never wait for a writer.
+Result<RegularFile, DiskError> open_regular(const std::string& path)
 {
-  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  RegularFile file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (file.fd < 0 || ::fstat(file.fd, &file.info) != 0) {
+    return DiskError{errno};
+  }
+  if (!S_ISREG(file.info.st_mode)) {
+    return DiskError{EINVAL};
+  }
+  return file;
 }
 
 } // namespace
@@ -109,19 +130,11 @@ Result<FileStat, DiskError> RealDisk::stat(const std::string& path)
 
 Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
 {
-  const int fd = open_to_read(path);
-  if (fd < 0) {
-    return DiskError{errno};
+  const auto file = open_regular(path);
+  if (!file) {
+    return file.error();
   }
-  std::unique_ptr<const int, FileCloser> closer(&fd);
-  struct ::stat info{};
-  if (::fstat(fd, &info) != 0) {
-    return DiskError{errno};
-  }
-  if (!S_ISREG(info.st_mode)) {
-    return DiskError{EINVAL};
-  }
-  return hash_open_file(fd, info.st_size);
+  return hash_open_file(file->fd, file->info.st_size);
 }
 
 Result<ContentHash, DiskError> RealDisk::hash_open_file(int fd, off_t size)
@@ -156,28 +169,20 @@ Result<Fingerprint, DiskError> RealDisk::fingerprint(const std::string& path)
   for (int attempt = 0; attempt < k_attempts; ++attempt) {
     Fingerprint fingerprint;
     fingerprint.taken_at_ns = now_ns();
-    const int fd = open_to_read(path);
-    if (fd < 0) {
-      return DiskError{errno};
+    const auto file = open_regular(path);
+    if (!file) {
+      return file.error();
     }
-    std::unique_ptr<const int, FileCloser> closer(&fd);
-    struct ::stat before{};
-    if (::fstat(fd, &before) != 0) {
-      return DiskError{errno};
-    }
-    if (!S_ISREG(before.st_mode)) {
-      return DiskError{EINVAL};
-    }
-    auto hash = hash_open_file(fd, before.st_size);
+    auto hash = hash_open_file(file->fd, file->info.st_size);
     if (!hash) {
       return hash.error();
     }
     struct ::stat after{};
-    if (::fstat(fd, &after) != 0) {
+    if (::fstat(file->fd, &after) != 0) {
       return DiskError{errno};
     }
     fingerprint.stat = stat_of(after);
-    if (stat_of(before) == fingerprint.stat) {
+    if (stat_of(file->info) == fingerprint.stat) {
       fingerprint.hash = *hash;
       return fingerprint;
     }
