@@ -239,7 +239,8 @@ void Guard::audit(const Call& call, std::string_view decision, const std::option
                    {"current_size", veto->current_size},
                    {"seen_at", format_time(veto->seen_at_ns)},
                    {"current_mtime", format_time(veto->current_mtime_ns)}};
-  } else if (const SeenRecord* record = path.empty() ? nullptr : m_tracker.find(path)) {
+  } else if (const SeenRecord* record = path.empty() ? nullptr : m_tracker.find(path);
+             record != nullptr && record->hash_state == HashState::known) {
     fingerprint = {{"size", record->size}, {"xxh3_128", to_hex(record->hash)}};
   }
   m_audit->write({

@@ -110,9 +110,17 @@ void Tracker::settle(const std::string& path)
   }
   SeenRecord& record = found->second;
   const auto now = m_disk.fingerprint(path);
-  if (!now || !record.trusted_stat || now->stat != *record.trusted_stat) {
-    // It changed after the agent's read: what the agent saw is gone.
+  if (!now) {
+    // Gone or unreadable now: as for a read fingerprinted at once, fsguard
+    // cannot vouch for what the agent saw.
+    m_records.erase(found);
+    return;
+  }
+  if (!record.trusted_stat || now->stat != *record.trusted_stat) {
+    // It changed after the agent's read: what the agent saw is gone, and no
+    // stat may vouch for it any more.
     record.hash_state = HashState::lost;
+    record.trusted_stat.reset();
     return;
   }
   record.hash = now->hash;
@@ -126,6 +134,7 @@ void Tracker::settle(const std::string& path)
 std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind,
                                          PartialReadAllowsOverwrite partial_policy)
 {
+  settle(path); // a hash a read still owes, before the file is looked at
   Veto veto;
   veto.path = path;
   auto current = m_disk.stat(path);
@@ -147,7 +156,6 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     return veto;
   }
 
-  settle(path);
   const auto found = m_records.find(path);
   if (found == m_records.end()) {
     veto.code = VetoCode::not_read;
@@ -207,7 +215,9 @@ void Tracker::finish_write(const std::string& path,
 
 void Tracker::finish_move(const std::string& from, const std::string& to)
 {
-  settle(from); // hash what was read before the rename changes the stat
+  // A hash still owed cannot be taken any more (the file has moved): the
+  // record is dropped, and the new name must be read again.
+  settle(from);
   auto found = m_records.find(from);
   if (found == m_records.end()) {
     return;

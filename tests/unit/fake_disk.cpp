@@ -155,6 +155,11 @@ Result<FileStat, DiskError> FakeDisk::stat(const std::string& path)
   return m_entries.at(*resolved).stat;
 }
 
+void FakeDisk::fail_hash(const std::string& path, int error_number)
+{
+  m_hash_errors[path] = error_number;
+}
+
 Result<ContentHash, DiskError> FakeDisk::hash(const std::string& path)
 {
   ++hash_calls;
@@ -162,6 +167,9 @@ Result<ContentHash, DiskError> FakeDisk::hash(const std::string& path)
     auto hook = std::move(on_next_hash);
     on_next_hash = nullptr;
     hook();
+  }
+  if (const auto failing = m_hash_errors.find(path); failing != m_hash_errors.end()) {
+    return DiskError{failing->second};
   }
   auto resolved = resolve(path, 0);
   if (!resolved) {

@@ -28,6 +28,8 @@ public:
   void make_fifo(const std::string& path);
   void symlink(const std::string& path, const std::string& target);
   void fail_stat(const std::string& path, int error_number);
+  // Makes hash() of `path` fail while stat() still works (e.g. EACCES).
+  void fail_hash(const std::string& path, int error_number);
   // Moves the clock on by `ns` (one tick is much less than the racy window).
   void advance(std::int64_t ns) { m_now_ns += ns; }
 
@@ -53,6 +55,7 @@ private:
 
   std::map<std::string, Entry> m_entries;
   std::map<std::string, int> m_stat_errors;
+  std::map<std::string, int> m_hash_errors;
   std::int64_t m_now_ns;
   std::uint64_t m_next_inode = 100;
 };

@@ -296,6 +296,7 @@ TEST_SUITE("tracker")
     f.disk.write(k_file, "HELLO\n"); // after the agent saw "hello"
     f.tracker.settle_reads();
     CHECK(f.tracker.find(k_file)->hash_state == HashState::lost);
+    CHECK_FALSE(f.tracker.find(k_file)->trusted_stat.has_value()); // no stat vouches for it
     const auto veto = f.overwrite();
     CHECK(code_of(veto) == VetoCode::changed);
     CHECK(veto->seen_size == 6);
@@ -356,6 +357,18 @@ TEST_SUITE("tracker")
     f.disk.replace("/ws/b.txt", "hello\n");
     f.disk.remove(k_file);
     f.tracker.finish_move(k_file, "/ws/b.txt");
-    CHECK(code_of(f.overwrite("/ws/b.txt")) == VetoCode::changed);
+    CHECK(f.tracker.find("/ws/b.txt") == nullptr);
+    CHECK(code_of(f.overwrite("/ws/b.txt")) == VetoCode::not_read);
+  }
+
+  TEST_CASE("a forwarded read whose file cannot be hashed afterwards records nothing")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read_forwarded();
+    f.disk.fail_hash(k_file, EACCES); // the stat still works and still matches
+    f.tracker.settle_reads();
+    CHECK(f.tracker.find(k_file) == nullptr);
+    CHECK(code_of(f.overwrite()) == VetoCode::not_read);
   }
 }
