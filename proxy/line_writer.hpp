@@ -16,6 +16,7 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 
 #include "proxy/log.hpp"
 
@@ -82,7 +83,9 @@ private:
   bool stopped() const { return m_close_requested || m_broken; }
 
   // Writes `line` and a newline if it lacks one: at once as far as the
-  // stream takes it, then whenever it is ready for more.
+  // stream takes it (a small line costs one write and no pass through the
+  // event loop), the rest as the stream drains (Asio's composed write,
+  // which the reactor drives chunk by chunk without resuming this coroutine).
   boost::asio::awaitable<boost::system::error_code> write_all(std::string_view line)
   {
     static constexpr char k_newline = '\n';
@@ -91,26 +94,22 @@ private:
       boost::asio::buffer(line.data(), line.size()),
       boost::asio::buffer(&k_newline, whole ? 0 : 1)};
     boost::system::error_code error;
-    for (;;) {
-      std::size_t written = m_stream.write_some(buffers, error);
-      for (auto& buffer : buffers) {
-        const std::size_t used = std::min(written, buffer.size());
-        buffer += used;
-        written -= used;
-      }
-      if (buffers[0].size() == 0 && buffers[1].size() == 0) {
-        co_return boost::system::error_code();
-      }
-      if (error && error != boost::asio::error::would_block
-          && error != boost::asio::error::interrupted) {
-        co_return error;
-      }
-      std::tie(error) = co_await m_stream.async_wait(
-        Stream::wait_write, boost::asio::as_tuple(boost::asio::use_awaitable));
-      if (error) {
-        co_return error;
-      }
+    std::size_t written = m_stream.write_some(buffers, error);
+    for (auto& buffer : buffers) {
+      const std::size_t used = std::min(written, buffer.size());
+      buffer += used;
+      written -= used;
     }
+    if (buffers[0].size() == 0 && buffers[1].size() == 0) {
+      co_return boost::system::error_code();
+    }
+    if (error && error != boost::asio::error::would_block
+        && error != boost::asio::error::interrupted) {
+      co_return error;
+    }
+    std::tie(error, std::ignore) = co_await boost::asio::async_write(
+      m_stream, buffers, boost::asio::as_tuple(boost::asio::use_awaitable));
+    co_return error;
   }
 
   void close_now()
