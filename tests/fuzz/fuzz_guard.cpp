@@ -160,7 +160,7 @@ void fuzz_tracker(std::string_view input)
   std::map<std::string, std::string> known; // what the agent last saw
   int counter = 0;
   for (std::size_t index = 0; index + 1 < input.size(); index += 2) {
-    const auto op = static_cast<unsigned char>(input[index]) % 11;
+    const auto op = static_cast<unsigned char>(input[index]) % 12;
     const auto arg = static_cast<unsigned char>(input[index + 1]);
     const std::string& file = files[arg % 3];
     const std::string& content = contents[(arg / 3) % 5];
@@ -169,6 +169,7 @@ void fuzz_tracker(std::string_view input)
     case 0: { // the agent reads the file
       const ReadStart start = tracker.begin_read(file);
       tracker.finish_read(file, start, ReadExtent::whole);
+      tracker.settle_reads(); // as the relay does once the response is forwarded
       if (exists) known[file] = on_disk[file];
       else known.erase(file);
       break;
@@ -196,6 +197,24 @@ void fuzz_tracker(std::string_view input)
     case 8: disk.advance(arg * 1'000'000LL); break;          // up to 0.25 s
     case 9: disk.advance(arg * 100'000'000LL); break;        // up to 25 s
     case 10: if (exists) disk.replace(file, on_disk[file]); break; // identical rewrite
+    case 11: { // the agent reads the file, and it is rewritten before fsguard hashes it
+      const ReadStart start = tracker.begin_read(file);
+      tracker.finish_read(file, start, ReadExtent::whole);
+      const SeenRecord* record = tracker.find(file);
+      const bool hash_owed = record != nullptr && record->hash_state == HashState::owed;
+      const std::string seen = exists ? on_disk[file] : std::string();
+      disk.write(file, content);
+      on_disk[file] = content;
+      tracker.settle_reads();
+      if (!exists) {
+        known.erase(file);
+      } else if (hash_owed) {
+        known[file] = std::string(1, '\0'); // unknown: no content equals it, so writes are vetoed
+      } else {
+        known[file] = seen; // hashed before the response went on
+      }
+      break;
+    }
     }
   }
 }
