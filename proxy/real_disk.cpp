@@ -7,11 +7,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <ctime>
-#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string_view>

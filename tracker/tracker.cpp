@@ -61,13 +61,7 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     record.size = stat->size;
     record.extent = extent;
     record.hash_state = HashState::owed;
-    if (const auto previous = m_records.find(path);
-        previous != m_records.end() && extent == ReadExtent::partial
-        && previous->second.extent == ReadExtent::whole
-        && !previous->second.changed_during_read
-        && previous->second.hash_state == HashState::known) {
-      record.whole_hash_before = previous->second.hash;
-    }
+    record.whole_hash_before = whole_read_to_repeat(path, extent);
     m_records[path] = record;
     m_owed.push_back(path);
     return;
@@ -83,15 +77,22 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
   SeenRecord record = record_of(*after, extent);
   record.changed_during_read = !start.stat || *start.stat != after->stat
                                || (start.hash && *start.hash != after->hash);
-  if (const auto previous = m_records.find(path);
-      previous != m_records.end() && extent == ReadExtent::partial
-      && previous->second.extent == ReadExtent::whole
-      && !previous->second.changed_during_read
-      && previous->second.hash_state == HashState::known && previous->second.hash == after->hash) {
-    // A head/tail read of content the agent has already seen whole.
-    record.extent = ReadExtent::whole;
+  if (whole_read_to_repeat(path, extent) == after->hash) {
+    record.extent = ReadExtent::whole; // a head/tail read of content seen whole
   }
   m_records[path] = record;
+}
+
+std::optional<ContentHash> Tracker::whole_read_to_repeat(const std::string& path,
+                                                         ReadExtent extent) const
+{
+  const auto previous = m_records.find(path);
+  if (extent != ReadExtent::partial || previous == m_records.end()
+      || previous->second.extent != ReadExtent::whole || previous->second.changed_during_read
+      || previous->second.hash_state != HashState::known) {
+    return std::nullopt;
+  }
+  return previous->second.hash;
 }
 
 void Tracker::settle_reads()

@@ -85,6 +85,11 @@ public:
 
 private:
   void settle(const std::string& path);
+  // For a head/tail read: the hash of the clean whole read the agent made
+  // of `path` before, if any. A partial read of that same content counts as
+  // whole.
+  std::optional<ContentHash> whole_read_to_repeat(const std::string& path,
+                                                  ReadExtent extent) const;
 
   Disk& m_disk;
   std::vector<std::string> m_owed; // paths whose records may owe a hash
