@@ -5,6 +5,10 @@
 //   relay    fsguard_byte_relay -- node ...   (bare poll/read/write byte relay)
 //   fsguard  fsguard --mode enforce -- node ...
 //   relay2   a second byte relay: relay/relay2 is an A/A check of the noise
+// and with --baseline BIN a fifth:
+//   baseline BIN --mode enforce -- node ...   (another fsguard build, to
+//            compare two versions side by side in one run: figures from
+//            different runs are not comparable on a noisy machine)
 // Each series alternates calls one by one across the sessions (the starting
 // session rotates every round, so no session always goes first), and reports
 // per session the median per-call latency, the ratios fsguard/relay and
@@ -12,7 +16,7 @@
 // /proc/<pid>/task/*/schedstat), their peak RSS (VmHWM), and the largest
 // message of the series.
 //
-// Usage: node scripts/bench.mjs [--quick] [--json out.json]
+// Usage: node scripts/bench.mjs [--quick] [--json out.json] [--baseline BIN]
 // Environment: FSGUARD_BIN, FSGUARD_RELAY_BIN override the binaries under build/.
 //
 // Responses over 10 MiB (an 8 MiB file comes back as a ~16.8 MB line) exceed
@@ -46,18 +50,22 @@ const MiB = 1024 * 1024;
 // ---------------------------------------------------------------- options
 
 function usage() {
-  return 'usage: scripts/bench [--quick] [--json out.json]\n'
+  return 'usage: scripts/bench [--quick] [--json out.json] [--baseline BIN]\n'
     + '  --quick        small counts (a smoke run of every series)\n'
-    + '  --json FILE    also write the results as JSON to FILE\n';
+    + '  --json FILE    also write the results as JSON to FILE\n'
+    + '  --baseline BIN also run another fsguard binary side by side, and\n'
+    + '                 report fsguard against it (e.g. the build of an older commit)\n';
 }
 
 function parseArgs(argv) {
-  const options = { quick: false, json: null };
+  const options = { quick: false, json: null, baseline: null };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') options.quick = true;
     else if (arg === '--json' && i + 1 < argv.length) options.json = argv[++i];
     else if (arg.startsWith('--json=')) options.json = arg.slice('--json='.length);
+    else if (arg === '--baseline' && i + 1 < argv.length) options.baseline = path.resolve(argv[++i]);
+    else if (arg.startsWith('--baseline=')) options.baseline = path.resolve(arg.slice('--baseline='.length));
     else if (arg === '-h' || arg === '--help') { process.stdout.write(usage()); process.exit(0); }
     else { process.stderr.write(`bench: unknown argument: ${arg}\n${usage()}`); process.exit(2); }
   }
@@ -99,7 +107,7 @@ function content(size, seed) {
 }
 
 const bench = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'fsguard-bench-')));
-const SESSION_NAMES = ['direct', 'relay', 'fsguard', 'relay2'];
+const SESSION_NAMES = ['direct', 'relay', 'fsguard', 'relay2', ...(options.baseline ? ['baseline'] : [])];
 const TEXT = {
   k4: content(4 * KiB, 'k4'),
   m1: content(1 * MiB, 'm1'),
@@ -139,6 +147,7 @@ async function openSession(name) {
   const [command, ...args] =
     name === 'direct' ? upstream
       : name === 'fsguard' ? [FSGUARD, '--mode', 'enforce', '--', ...upstream]
+        : name === 'baseline' ? [options.baseline, '--mode', 'enforce', '--', ...upstream]
         : [RELAY, '--', ...upstream];
   const transport = new StdioClientTransport({ command, args, env: {}, stderr: 'pipe', maxBufferSize: MAX_BUFFER });
   let stderr = '';
@@ -295,6 +304,10 @@ async function runSeries(spec) {
     relayOverDirect: p50('relay') / p50('direct'),
   };
   result.deltaUs = { fsguardMinusRelay: (p50('fsguard') - p50('relay')) * 1000 };
+  if (options.baseline) {
+    result.ratio.fsguardOverBaseline = p50('fsguard') / p50('baseline');
+    result.ratio.baselineOverRelay = p50('baseline') / p50('relay');
+  }
   return result;
 }
 
@@ -322,7 +335,7 @@ const results = [];
 let sinceCreation = 0;
 
 async function main() {
-  for (const file of [FSGUARD, RELAY, SERVER]) {
+  for (const file of [FSGUARD, RELAY, SERVER, ...(options.baseline ? [options.baseline] : [])]) {
     if (!fs.existsSync(file)) throw new Error(`missing ${file} (run scripts/setup.sh)`);
   }
   log(`workspace ${bench}`);
@@ -485,6 +498,16 @@ function report(rss) {
     ['series', 'fsguard', 'relay']));
   out.push(`at the end: fsguard VmHWM ${(rss.fsguard.vmHwmKiB / 1024).toFixed(1)} MiB (VmRSS ${(rss.fsguard.vmRssKiB / 1024).toFixed(1)}), `
     + `relay VmHWM ${(rss.relay.vmHwmKiB / 1024).toFixed(1)} MiB (VmRSS ${(rss.relay.vmRssKiB / 1024).toFixed(1)})`);
+  if (options.baseline) {
+    out.push('');
+    out.push(`against the baseline ${options.baseline} (median ms; CPU µs per call; fsg/base below 1 means fsguard is faster):`);
+    out.push(table(results.map((r) => [
+      r.label, fmtMs(r.latencyMs.baseline.p50), fmtMs(r.latencyMs.fsguard.p50),
+      r.ratio.fsguardOverBaseline.toFixed(3), r.ratio.baselineOverRelay.toFixed(3), r.ratio.fsguardOverRelay.toFixed(3),
+      r.cpuUsPerOp.baseline.toFixed(1), r.cpuUsPerOp.fsguard.toFixed(1),
+      (r.cpuUsPerOp.fsguard / r.cpuUsPerOp.baseline).toFixed(3),
+    ]), ['series', 'baseline', 'fsguard', 'fsg/base', 'base/relay', 'fsg/relay', 'base CPU µs', 'fsg CPU µs', 'CPU fsg/base']));
+  }
   const slow = results.filter((r) => r.ratio.fsguardOverRelay > 1.02);
   out.push('');
   out.push(slow.length === 0
@@ -516,7 +539,8 @@ try {
   if (options.json) {
     fs.writeFileSync(options.json, JSON.stringify({
       quick: options.quick, counts: COUNTS, node: process.version, cpus: os.cpus().length,
-      date: new Date().toISOString(), fsguard: FSGUARD, relay: RELAY, series: results, rssAtEnd: rss,
+      date: new Date().toISOString(), fsguard: FSGUARD, relay: RELAY, baseline: options.baseline,
+      series: results, rssAtEnd: rss,
     }, null, 2) + '\n');
   }
 } catch (error) {
