@@ -35,27 +35,6 @@ bool any_special_byte(std::uint64_t word)
   return (non_ascii | control | quote | backslash) != 0;
 }
 
-// The length of the valid UTF-8 sequence starting at `at` (before `end`),
-// or 0 if it is invalid.
-std::size_t utf8_sequence_length(const Byte* at, const Byte* end)
-{
-  const Utf8Lead lead = utf8_lead(at[0]);
-  if (lead.continuation_bytes < 0) {
-    return 0;
-  }
-  const auto length = static_cast<std::size_t>(lead.continuation_bytes) + 1;
-  if (end - at < static_cast<std::ptrdiff_t>(length)
-      || (length > 1 && (at[1] < lead.second_low || at[1] > lead.second_high))) {
-    return 0;
-  }
-  for (std::size_t index = 2; index < length; ++index) {
-    if (at[index] < 0x80 || at[index] > 0xBF) {
-      return 0;
-    }
-  }
-  return length;
-}
-
 // Writes the UTF-8 form of `code_point` to `out`; returns its length.
 std::size_t encode_utf8(std::int32_t code_point, Byte* out)
 {
@@ -132,11 +111,12 @@ const char* decode_json_string(const char* begin, const char* end_of_text, ByteS
       pass_run(at);
       return reinterpret_cast<const char*>(at + 1);
     } else if (byte >= 0x80) {
-      const std::size_t length = utf8_sequence_length(at, end);
-      if (length == 0) {
+      const Utf8Sequence sequence = utf8_sequence(
+        std::string_view(reinterpret_cast<const char*>(at), static_cast<std::size_t>(end - at)), 0);
+      if (!sequence.valid) {
         return nullptr;
       }
-      at += length;
+      at += sequence.length;
     } else if (byte == '\\') {
       pass_run(at);
       std::array<Byte, 4> decoded{};

@@ -1,6 +1,6 @@
 // One session's shared state, and the few operations every part of the
-// relay uses on it: queues of lines for each output stream and their
-// writers, and the answers owed to the client when the upstream is gone.
+// relay uses on it: a line writer for each output stream, and the answers
+// owed to the client when the upstream is gone.
 #pragma once
 
 #include <chrono>

@@ -82,55 +82,48 @@ Utf8Lead utf8_lead(unsigned char lead)
   return Utf8Lead{};
 }
 
+Utf8Sequence utf8_sequence(std::string_view bytes, std::size_t at)
+{
+  const Utf8Lead lead = utf8_lead(static_cast<unsigned char>(bytes[at]));
+  if (lead.continuation_bytes <= 0) {
+    return Utf8Sequence{1, lead.continuation_bytes == 0};
+  }
+  const auto needed = static_cast<std::size_t>(lead.continuation_bytes);
+  unsigned char lower = lead.second_low;
+  unsigned char upper = lead.second_high;
+  // Continuation bytes are taken while they fit; the first misfit starts
+  // over as a new lead byte.
+  std::size_t length = 1;
+  while (length <= needed && at + length < bytes.size()) {
+    const auto next = static_cast<unsigned char>(bytes[at + length]);
+    if (next < lower || next > upper) {
+      break;
+    }
+    lower = 0x80;
+    upper = 0xBF;
+    ++length;
+  }
+  return Utf8Sequence{length, length == needed + 1};
+}
+
 std::optional<std::string> replace_invalid_utf8(std::string_view bytes)
 {
   constexpr std::string_view k_replacement = "\xEF\xBF\xBD";
   std::optional<std::string> fixed;
   std::size_t clean_until = 0; // bytes before this are copied into `fixed` already
-  auto replace = [&](std::size_t start, std::size_t end) {
-    if (!fixed) {
-      fixed.emplace();
-      fixed->reserve(bytes.size() + 16);
-    }
-    fixed->append(bytes.substr(clean_until, start - clean_until));
-    fixed->append(k_replacement);
-    clean_until = end;
-  };
   std::size_t index = 0;
   while (index < bytes.size()) {
-    const Utf8Lead lead = utf8_lead(static_cast<unsigned char>(bytes[index]));
-    if (lead.continuation_bytes == 0) {
-      ++index;
-      continue;
-    }
-    if (lead.continuation_bytes < 0) {
-      replace(index, index + 1);
-      ++index;
-      continue;
-    }
-    const auto needed = static_cast<std::size_t>(lead.continuation_bytes);
-    unsigned char lower = lead.second_low;
-    unsigned char upper = lead.second_high;
-    // The maximal subpart: continuation bytes are consumed while they fit;
-    // the first misfit starts over as a new lead byte.
-    std::size_t at = index + 1;
-    for (std::size_t seen = 0; seen < needed; ++seen, ++at) {
-      if (at >= bytes.size()) {
-        break;
+    const Utf8Sequence sequence = utf8_sequence(bytes, index);
+    if (!sequence.valid) {
+      if (!fixed) {
+        fixed.emplace();
+        fixed->reserve(bytes.size() + 16);
       }
-      const auto next = static_cast<unsigned char>(bytes[at]);
-      if (next < lower || next > upper) {
-        break;
-      }
-      lower = 0x80;
-      upper = 0xBF;
+      fixed->append(bytes.substr(clean_until, index - clean_until));
+      fixed->append(k_replacement);
+      clean_until = index + sequence.length;
     }
-    if (at - index == needed + 1) {
-      index = at;
-    } else {
-      replace(index, at);
-      index = at;
-    }
+    index += sequence.length;
   }
   if (fixed) {
     fixed->append(bytes.substr(clean_until));

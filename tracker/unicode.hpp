@@ -2,6 +2,7 @@
 // for normalisation, also used by Julia and PostgreSQL).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,16 @@ struct Utf8Lead {
   unsigned char second_high = 0xBF;
 };
 Utf8Lead utf8_lead(unsigned char lead);
+
+// The UTF-8 sequence that starts at `at` in `bytes`: how many bytes of it
+// fit its lead byte (at least 1; for an invalid one, its "maximal subpart",
+// which WHATWG decoders replace by one U+FFFD), and whether they make a
+// whole, valid sequence.
+struct Utf8Sequence {
+  std::size_t length = 1;
+  bool valid = false;
+};
+Utf8Sequence utf8_sequence(std::string_view bytes, std::size_t at);
 
 // `text` in Normalization Form C, or nothing if `text` is not valid UTF-8.
 std::optional<std::string> to_nfc(std::string_view text);
