@@ -87,6 +87,23 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
         }
         config.confine_to.push_back(canonical.string());
       }
+    } else if (key == "call_timeout_s") {
+      if (!value.is_number_unsigned() || value.get<std::uint64_t>() < 1
+          || value.get<std::uint64_t>() > 86'400) {
+        return where + ": \"call_timeout_s\" must be a whole number of seconds from 1 to 86400";
+      }
+      config.call_timeout = std::chrono::seconds(value.get<std::uint64_t>());
+    } else if (key == "client_result_limits") {
+      if (!value.is_object()) {
+        return where + ": \"client_result_limits\" must map client names to character counts";
+      }
+      for (const auto& [client, limit] : value.items()) {
+        if (!limit.is_number_unsigned() || limit.get<std::uint64_t>() < 1) {
+          return where + ": \"client_result_limits\" must map client names to character counts "
+                 "of at least 1 (\"" + client + "\")";
+        }
+        config.client_result_limits[client] = limit.get<std::size_t>();
+      }
     } else if (key == "$schema") {
       config.sources.erase(key);
       continue; // editors use it to find the schema
@@ -158,6 +175,20 @@ std::string_view role_name(ToolRole role)
 
 } // namespace
 
+GuardSettings guard_settings(const Config& config)
+{
+  GuardSettings settings;
+  settings.mode = config.mode;
+  settings.log_level = config.log_level;
+  settings.partial_read_allows_write = config.partial_read_allows_write;
+  settings.profile = config.profile;
+  settings.tools = config.tools;
+  settings.confine_to = config.confine_to;
+  settings.call_timeout = config.call_timeout;
+  settings.client_result_limits = config.client_result_limits;
+  return settings;
+}
+
 std::string describe_config(const Config& config)
 {
   nlohmann::ordered_json tools = nullptr;
@@ -179,6 +210,8 @@ std::string describe_config(const Config& config)
     {"confine_to", config.confine_to},
     {"audit_log", config.audit_log.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(config.audit_log)},
     {"tools", tools},
+    {"call_timeout_s", std::chrono::duration_cast<std::chrono::seconds>(config.call_timeout).count()},
+    {"client_result_limits", config.client_result_limits},
   };
   nlohmann::ordered_json described = nlohmann::ordered_json::object();
   for (const auto& [key, value] : values.items()) {

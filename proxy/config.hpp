@@ -2,6 +2,7 @@
 // the command line, merged in that order of increasing precedence.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -9,20 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "proxy/guard_settings.hpp"
 #include "proxy/log.hpp"
 #include "tracker/result.hpp"
 #include "tracker/tool_map.hpp"
 
 namespace fsguard {
-
-enum class Mode {
-  enforce, // veto blind and stale writes
-  warn,    // let them through, log what would have been vetoed
-  off,     // relay only
-};
-
-std::optional<Mode> parse_mode(std::string_view name);
-std::string_view to_string(Mode mode);
 
 inline constexpr std::size_t k_default_max_line_bytes = 64 * 1024 * 1024;
 
@@ -40,9 +33,18 @@ struct Config {
   // Where each key's value came from: "default", "file <path>",
   // "environment FSGUARD_MODE" or "flag --mode" (for --print-config).
   std::map<std::string, std::string> sources;
+  // How long a guarded call may go unanswered before it stops holding back
+  // the calls behind it (its files then need a fresh read).
+  std::chrono::milliseconds call_timeout = k_default_call_timeout;
+  // Characters of a tool result a client shows the model, by clientInfo.name,
+  // over the built-in table.
+  std::map<std::string, std::size_t, std::less<>> client_result_limits;
   std::string file;      // the config file in force, if any
   std::string audit_log; // JSONL audit log path; empty: none
 };
+
+// The part of `config` the guard decides with.
+GuardSettings guard_settings(const Config& config);
 
 // Everything the effective config is made from, kept so that a changed
 // config file can be merged again with the same environment and flags.

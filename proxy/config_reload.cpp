@@ -30,7 +30,8 @@ void reload_config(Session& session)
     }
   }
   session.config = config;
-  session.guard.set_config(config);
+  session.guard.set_settings(guard_settings(config));
+  session.guard.set_auditing(session.audit.enabled());
   session.log.set_level(config.log_level);
   session.log.info("reloaded the config from " + *session.inputs.file + " (mode "
                    + std::string(to_string(config.mode)) + ")");

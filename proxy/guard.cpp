@@ -1,11 +1,9 @@
 #include "proxy/guard.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <regex>
 
-#include "proxy/message.hpp"
-#include "proxy/real_disk.hpp"
+#include "proxy/client_limits.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
 
@@ -26,6 +24,14 @@ bool succeeded(const nlohmann::json& response)
   }
   const auto& is_error = member(result, "isError");
   return !(is_error.is_boolean() && is_error.get<bool>());
+}
+
+// True when a read's answer shows content at all: an empty result answers
+// nothing that was asked, so it records no read.
+bool shows_content(const nlohmann::json& response)
+{
+  const auto& content = member(member(response, "result"), "content");
+  return content.is_array() && !content.empty();
 }
 
 // The first text block of a tool result, or "".
@@ -57,19 +63,136 @@ std::string veto_response(const nlohmann::json& id, const std::string& tool, con
   return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-} // namespace
-
-Guard::Guard(Disk& disk, const Config& config, const Log& log, std::string home, std::string cwd)
-  : m_disk(disk), m_config(config), m_log(log), m_tracker(disk),
-    m_paths(disk, std::move(home), std::move(cwd), config.profile, log)
+// Whether a call of `role` on `mine` must wait for a call of `other_role` on
+// `other`: a change waits for anything on its file, and anything waits for
+// a move of the file or of a directory above or below it.
+bool must_wait(const std::string& mine, ToolRole role, const std::string& other,
+               ToolRole other_role)
 {
-  m_paths.set_custom_tools(config.tools.has_value());
+  const bool move = role == ToolRole::move || other_role == ToolRole::move;
+  if (mine == other) {
+    return changes_files(role) || move;
+  }
+  return move && (is_within(mine, other) || is_within(other, mine));
 }
 
-Guard::Call Guard::describe(const nlohmann::json& request, GuardedCall what,
-                            const std::optional<ContentHash>& content_hash)
+std::int64_t microseconds_since(std::chrono::steady_clock::time_point began)
 {
-  Call call;
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+           std::chrono::steady_clock::now() - began)
+    .count();
+}
+
+} // namespace
+
+Guard::Guard(Disk& disk, GuardSettings settings, std::string home, std::string cwd)
+  : m_disk(disk), m_settings(std::move(settings)), m_tracker(disk),
+    m_paths(disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile)
+{
+  m_paths.set_custom_tools(m_settings.tools.has_value());
+}
+
+void Guard::set_settings(GuardSettings settings)
+{
+  m_settings = std::move(settings);
+  m_paths.set_custom_tools(m_settings.tools.has_value());
+}
+
+const ToolMap& Guard::tools() const
+{
+  return m_settings.tools ? *m_settings.tools : m_paths.tools();
+}
+
+std::optional<GuardedCall> Guard::guarded(const nlohmann::json& request) const
+{
+  const auto& params = member(request, "params");
+  const auto& name = member(params, "name");
+  if (!name.is_string()) {
+    return std::nullopt;
+  }
+  return describe_call(tools(), name.get_ref<const std::string&>(), member(params, "arguments"));
+}
+
+void Guard::answer_error(const nlohmann::json& id, RpcError code, std::string_view message,
+                         Outbox& out)
+{
+  out.to_client.push_back(
+    error_response(id.is_string() || id.is_number() ? id : nlohmann::json(), code, message));
+}
+
+void Guard::on_client_request(std::string line, const nlohmann::json& request,
+                              const std::optional<ContentHash>& content_hash, Outbox& out,
+                              Clock::time_point now)
+{
+  const auto& id = member(request, "id");
+  const std::string key = id_key(id);
+  const std::string_view method = method_of(request);
+  if (const auto problem = request_the_server_drops(request); !problem.empty()) {
+    answer_error(id, RpcError::invalid_request,
+                 "fsguard: invalid request, which the server would drop without an answer: "
+                   + problem,
+                 out);
+    return;
+  }
+  if (id.is_string() && id.get_ref<const std::string&>().starts_with(k_own_id_prefix)) {
+    answer_error(id, RpcError::invalid_request,
+                 "fsguard: request ids starting with \"fsguard/\" are reserved for fsguard's own "
+                 "requests; use another id",
+                 out);
+    return;
+  }
+  if (method == "initialize" && m_ledger.initialize_seen()) {
+    answer_error(id, RpcError::invalid_request,
+                 "fsguard: initialize was already sent in this session; a session is "
+                 "initialized once",
+                 out);
+    return;
+  }
+  PendingRequest entry;
+  entry.from = Peer::client;
+  entry.id = id;
+  entry.method = std::string(method);
+  if (method == "initialize") {
+    entry.expect = Expectation::initialize;
+  } else if (method == "tools/call") {
+    const auto& name = member(member(request, "params"), "name");
+    if (guarded(request)) {
+      entry.expect = Expectation::guarded_call;
+    } else if (name.is_string() && name.get_ref<const std::string&>() == "list_allowed_directories"
+               && m_paths.reads_roots()) {
+      entry.expect = Expectation::client_listing;
+      entry.listing_sequence = m_paths.client_listing_sequence();
+    }
+  }
+  const Expectation expect = entry.expect;
+  if (!m_ledger.open(key, std::move(entry))) {
+    answer_error(id, RpcError::invalid_request,
+                 "fsguard: request id " + key
+                   + " is still pending; the MCP specification forbids reusing an id within a "
+                     "session; use a new id",
+                 out);
+    return;
+  }
+  if (method == "initialize") {
+    const auto& name = member(member(member(request, "params"), "clientInfo"), "name");
+    m_client_name = name.is_string() ? name.get<std::string>() : std::string();
+  }
+  if (expect != Expectation::guarded_call) {
+    out.to_upstream.push_back(std::move(line));
+    return;
+  }
+  std::vector<CallInFlight> none;
+  Attempt attempt = try_run(line, request, content_hash, key, none, out, now);
+  if (attempt.outcome != Outcome::ran) {
+    m_held.push_back(Held{std::move(line), request, content_hash, key,
+                          attempt.outcome == Outcome::waiting_for_directories});
+  }
+}
+
+CallInFlight Guard::describe(const nlohmann::json& request, GuardedCall what,
+                             const std::optional<ContentHash>& content_hash) const
+{
+  CallInFlight call;
   call.id = member(request, "id");
   for (const auto& argument : what.paths) {
     if (!argument.raw) {
@@ -86,66 +209,68 @@ Guard::Call Guard::describe(const nlohmann::json& request, GuardedCall what,
       call.problems.push_back(resolved.error());
     }
   }
-  if (what.role == ToolRole::write) {
+  if (what.role == ToolRole::write && !what.content_converted) {
     call.expected = content_hash;
   }
   call.what = std::move(what);
   return call;
 }
 
-void Guard::on_tool_call(std::string line, const nlohmann::json& request,
-                         const std::optional<ContentHash>& content_hash, Outbox& out)
+Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
+                              const std::optional<ContentHash>& content_hash,
+                              const std::string& key, const std::vector<CallInFlight>& held_before,
+                              Outbox& out, Clock::time_point now)
 {
-  const auto& params = member(request, "params");
-  const auto& name = member(params, "name");
-  const ToolMap& tools = m_config.tools ? *m_config.tools : m_paths.tools();
-  auto what = name.is_string() ? describe_call(tools, name.get_ref<const std::string&>(),
-                                               member(params, "arguments"))
-                               : std::nullopt;
+  PendingRequest* entry = m_ledger.find(Peer::upstream, key);
+  auto what = guarded(request); // with the tool map in force now
   if (!what) {
-    if (name.is_string() && name.get_ref<const std::string&>() == "list_allowed_directories") {
-      m_paths.on_client_listing(id_key(member(request, "id")));
-    }
-    out.to_upstream.push_back(std::move(line)); // not a file tool, or a dry run
-    return;
+    entry->expect = Expectation::relay; // the map changed: no longer a file tool
+    out.to_upstream.push_back(std::move(line));
+    return {Outcome::ran, {}};
   }
-  Call call = describe(request, std::move(*what), content_hash);
+  CallInFlight call = describe(request, std::move(*what), content_hash);
   if (awaits_directories(call)) {
     // The server's allowed directories are in doubt: ask it, and hold the
     // call rather than refuse a path that will resolve in a moment.
     if (!m_paths.listing_in_flight()) {
       m_paths.ask_for_listing(out);
     }
-    m_parked.push_back(Parked{std::move(line), std::move(call), request, content_hash, true});
-    return;
+    return {Outcome::waiting_for_directories, {}};
   }
   if (auto veto = confinement_veto(call)) {
-    refuse(call, *veto, out); // confinement holds in every mode
-    audit(call, "veto", veto, 0);
-    return;
+    refuse(call, key, *veto, out); // confinement holds in every mode
+    audit(call, "veto", veto, 0, out);
+    return {Outcome::ran, {}};
   }
   if (call.what.role == ToolRole::other) {
+    entry->expect = Expectation::relay;
     out.to_upstream.push_back(std::move(line));
-    return;
+    return {Outcome::ran, {}};
   }
-  const std::string key = id_key(call.id);
-  if (m_in_flight.contains(key)) {
-    out.to_client.push_back(error_response(
-      call.id, -32600,
-      "fsguard: request id " + key + " is already used by a call in flight; use a new id"));
-    return;
+  if (blocked(call, held_before)) {
+    if (m_settings.log_level >= LogLevel::debug) {
+      out.say(LogLevel::debug,
+              "holding " + call.what.tool + " " + key + " until an earlier call on its file ends");
+    }
+    return {Outcome::held, std::move(call)};
   }
-  if (changes_files(call.what.role) && blocked(call, m_parked.size())) {
-    m_log.debug("holding " + call.what.tool + " " + key + " until an earlier call on its file ends");
-    m_parked.push_back(Parked{std::move(line), std::move(call), {}, {}, false});
-    return;
-  }
-  start(std::move(line), std::move(call), out);
+  start(std::move(line), std::move(call), key, out, now);
+  return {Outcome::ran, {}};
 }
 
-std::optional<Veto> Guard::confinement_veto(const Call& call)
+bool Guard::awaits_directories(const CallInFlight& call) const
 {
-  if (m_config.confine_to.empty()) {
+  if (m_paths.context().rules != PathRules::server_filesystem
+      || m_listings_for_waiting >= k_max_listings_for_waiting) {
+    return false;
+  }
+  return std::any_of(call.problems.begin(), call.problems.end(),
+                     [](const PathError& problem) { return problem.directories_in_doubt; });
+}
+
+std::optional<Veto> Guard::confinement_veto(const CallInFlight& call) const
+{
+  if (m_settings.confine_to.empty()) {
     return std::nullopt;
   }
   for (std::size_t index = 0; index < call.files.size(); ++index) {
@@ -157,33 +282,45 @@ std::optional<Veto> Guard::confinement_veto(const Call& call)
         where = std::move(literal).value();
       }
     }
-    bool inside = false;
-    for (const auto& directory : m_config.confine_to) {
-      inside = inside || (where && is_within(*where, directory));
-    }
+    const bool inside = where && std::any_of(m_settings.confine_to.begin(),
+                                             m_settings.confine_to.end(),
+                                             [&](const std::string& directory) {
+                                               return is_within(*where, directory);
+                                             });
     if (!inside) {
       Veto veto;
       veto.code = VetoCode::outside_confinement;
       veto.path = where.value_or(raw.value_or(""));
-      veto.reason = joined(m_config.confine_to, ", ");
+      veto.reason = joined(m_settings.confine_to, ", ");
       return veto;
     }
   }
   return std::nullopt;
 }
 
-bool Guard::blocked(const Call& call, std::size_t parked_before) const
+bool Guard::blocked(const CallInFlight& call, const std::vector<CallInFlight>& held_before) const
 {
+  const ToolRole role = call.what.role;
   for (const auto& file : call.files) {
     if (!file) {
       continue;
     }
-    if (m_busy_files.contains(*file)) {
-      return true;
+    if (role != ToolRole::move && m_moves_in_flight == 0) {
+      const auto busy = m_busy.find(*file);
+      if (busy != m_busy.end() && changes_files(role)) {
+        return true;
+      }
+    } else {
+      for (const auto& [path, busy] : m_busy) {
+        const ToolRole other = busy.moves > 0 ? ToolRole::move : ToolRole::edit;
+        if (must_wait(*file, role, path, other)) {
+          return true;
+        }
+      }
     }
-    for (std::size_t index = 0; index < parked_before; ++index) {
-      for (const auto& other : m_parked[index].call.files) {
-        if (other == file) {
+    for (const auto& earlier : held_before) {
+      for (const auto& other : earlier.files) {
+        if (other && must_wait(*file, role, *other, earlier.what.role)) {
           return true;
         }
       }
@@ -192,8 +329,56 @@ bool Guard::blocked(const Call& call, std::size_t parked_before) const
   return false;
 }
 
-std::optional<Veto> Guard::decide_write(const Call& call)
+bool Guard::server_refuses(const std::string& file) const
 {
+  const PathContext& context = m_paths.context();
+  if (context.rules != PathRules::server_filesystem || context.allowed_sets.empty()) {
+    return false;
+  }
+  return std::none_of(context.allowed_sets.begin(), context.allowed_sets.end(),
+                      [&](const DirectorySet& set) {
+                        return std::any_of(set.begin(), set.end(), [&](const std::string& dir) {
+                          return is_within(file, dir);
+                        });
+                      });
+}
+
+void Guard::start(std::string line, CallInFlight call, const std::string& key, Outbox& out,
+                  Clock::time_point now)
+{
+  if (changes_files(call.what.role)) {
+    m_tracker.settle_reads(); // no change goes upstream while a read's hash is owed
+    const auto began = std::chrono::steady_clock::now();
+    const auto veto = decide_change(call);
+    const auto latency_us = microseconds_since(began);
+    if (veto && m_settings.mode == Mode::enforce) {
+      refuse(call, key, *veto, out);
+      audit(call, "veto", veto, latency_us, out);
+      return;
+    }
+    if (veto && m_settings.mode == Mode::warn) {
+      out.say(LogLevel::warn,
+              "would refuse (warn mode lets it through): " + veto_text(call.what.tool, *veto));
+    }
+    audit(call, veto ? (m_settings.mode == Mode::warn ? "warn" : "off") : "allow", veto,
+          latency_us, out);
+  } else {
+    for (auto& file : call.files) {
+      if (file && server_refuses(*file)) {
+        file.reset(); // the server will refuse it: fsguard reads nothing of it
+      }
+      call.read_starts.push_back(file ? m_tracker.begin_read(*file) : ReadStart{});
+    }
+  }
+  call.started = now;
+  mark_busy(call, +1);
+  m_ledger.find(Peer::upstream, key)->call = std::move(call);
+  out.to_upstream.push_back(std::move(line));
+}
+
+std::optional<Veto> Guard::decide_change(CallInFlight& call)
+{
+  call.licensed_extent.assign(call.files.size(), ReadExtent::whole);
   for (std::size_t index = 0; index < call.files.size(); ++index) {
     const auto& file = call.files[index];
     if (!file) {
@@ -204,29 +389,45 @@ std::optional<Veto> Guard::decide_write(const Call& call)
       return veto;
     }
     if (call.what.role == ToolRole::move) {
-      continue; // a move loses no content: the server refuses an existing destination
+      // The source loses nothing by moving. An existing destination is
+      // replaced by some servers whatever their tool says, so it must have
+      // been read whole, as for a write.
+      if (index == 1) {
+        if (auto veto = m_tracker.check_write(*file, WriteKind::overwrite,
+                                              m_settings.partial_read_allows_write)) {
+          return veto;
+        }
+      }
+      continue;
     }
     const WriteKind kind =
       call.what.role == ToolRole::write ? WriteKind::overwrite : WriteKind::edit;
-    if (auto veto = m_tracker.check_write(*file, kind, m_config.partial_read_allows_write)) {
+    if (auto veto =
+          m_tracker.check_write(*file, kind, m_settings.partial_read_allows_write)) {
       return veto;
+    }
+    if (kind == WriteKind::edit) {
+      call.licensed_extent[index] = m_tracker.extent_of(*file);
     }
   }
   return std::nullopt;
 }
 
-void Guard::refuse(const Call& call, const Veto& veto, Outbox& out)
+void Guard::refuse(const CallInFlight& call, const std::string& key, const Veto& veto,
+                   Outbox& out)
 {
   out.to_client.push_back(veto_response(call.id, call.what.tool, veto));
-  out.answered.push_back(id_key(call.id));
-  m_log.info("refused " + call.what.tool + " (" + std::string(to_string(veto.code)) + "): "
-             + veto.path);
+  m_ledger.close(Peer::upstream, key);
+  if (m_settings.log_level >= LogLevel::info) {
+    out.say(LogLevel::info, "refused " + call.what.tool + " (" + std::string(to_string(veto.code))
+                              + "): " + veto.path);
+  }
 }
 
-void Guard::audit(const Call& call, std::string_view decision, const std::optional<Veto>& veto,
-                  std::int64_t latency_us) const
+void Guard::audit(const CallInFlight& call, std::string_view decision,
+                  const std::optional<Veto>& veto, std::int64_t latency_us, Outbox& out) const
 {
-  if (m_audit == nullptr || !m_audit->enabled()) {
+  if (!m_auditing) {
     return;
   }
   const std::string path = !call.files.empty() && call.files.front()
@@ -243,124 +444,144 @@ void Guard::audit(const Call& call, std::string_view decision, const std::option
              record != nullptr && record->hash_state == HashState::known) {
     fingerprint = {{"size", record->size}, {"xxh3_128", to_hex(record->hash)}};
   }
-  m_audit->write({
+  out.decisions.push_back({
     {"event", "decision"},
     {"tool", call.what.tool},
     {"path", path},
     {"decision", decision},
     {"code", veto ? nlohmann::ordered_json(to_string(veto->code)) : nlohmann::ordered_json()},
-    {"mode", to_string(m_config.mode)},
+    {"mode", to_string(m_settings.mode)},
     {"fingerprint", fingerprint},
     {"latency_us", latency_us},
   });
 }
 
-void Guard::start(std::string line, Call call, Outbox& out)
+void Guard::on_upstream_request(const std::string& key, std::string_view method)
 {
-  if (changes_files(call.what.role)) {
-    m_tracker.settle_reads(); // no change goes upstream while a read's hash is owed
-    const auto began = std::chrono::steady_clock::now();
-    const auto veto = decide_write(call);
-    const auto latency_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                              std::chrono::steady_clock::now() - began)
-                              .count();
-    if (veto && m_config.mode == Mode::enforce) {
-      refuse(call, *veto, out);
-      audit(call, "veto", veto, latency_us);
-      return;
-    }
-    if (veto && m_config.mode == Mode::warn) {
-      m_log.warn("would refuse (warn mode lets it through): " + veto_text(call.what.tool, *veto));
-    }
-    audit(call, veto ? (m_config.mode == Mode::warn ? "warn" : "off") : "allow", veto, latency_us);
-  } else {
-    for (const auto& file : call.files) {
-      call.read_starts.push_back(file ? m_tracker.begin_read(*file) : ReadStart{});
-    }
+  PendingRequest entry;
+  entry.from = Peer::upstream;
+  entry.method = std::string(method);
+  entry.expect = method == "roots/list" && m_paths.reads_roots() ? Expectation::roots
+                                                                   : Expectation::relay;
+  m_ledger.open(key, std::move(entry)); // a reused id keeps its first request
+}
+
+void Guard::on_client_response(std::string line, const nlohmann::json& response, Outbox& out)
+{
+  const auto answered = m_ledger.close(Peer::client, id_key(member(response, "id")));
+  out.to_upstream.push_back(std::move(line)); // the server hears it before fsguard asks
+  if (answered && answered->expect == Expectation::roots) {
+    m_paths.on_roots_result(response, out);
   }
-  mark_busy(call, +1);
-  const std::string key = id_key(call.id);
-  m_in_flight.emplace(key, std::move(call));
+}
+
+void Guard::on_client_notification(std::string line, const nlohmann::json& notification,
+                                   Outbox& out)
+{
+  if (method_of(notification) != "notifications/cancelled") {
+    out.to_upstream.push_back(std::move(line));
+    return;
+  }
+  const auto& request_id = member(member(notification, "params"), "requestId");
+  const std::string key = id_key(request_id);
+  PendingRequest* entry = request_id.is_null() ? nullptr : m_ledger.find(Peer::upstream, key);
+  if (entry != nullptr && entry->from == Peer::client && entry->expect == Expectation::guarded_call
+      && !entry->call) {
+    // Held: the upstream never saw it, so it needs no cancel either.
+    std::erase_if(m_held, [&](const Held& held) { return held.key == key; });
+    m_ledger.close(Peer::upstream, key);
+    release_held(out, Clock::now());
+    return;
+  }
+  if (entry != nullptr && entry->from == Peer::client && !entry->cancelled) {
+    if (entry->call && !entry->call->expired) {
+      // The upstream may still carry out a cancelled change, and will not
+      // say: the file's content is unknown until it is read again.
+      if (changes_files(entry->call->what.role)) {
+        for (const auto& file : entry->call->files) {
+          if (file) {
+            m_tracker.mark_unknown(*file);
+          }
+        }
+      }
+      mark_busy(*entry->call, -1);
+      entry->call->expired = true;
+    }
+    m_ledger.cancel(key);
+  }
   out.to_upstream.push_back(std::move(line));
+  release_held(out, Clock::now());
 }
 
-bool Guard::awaits_directories(const Call& call) const
+bool Guard::on_upstream_response(const std::string& key, std::string_view line,
+                                 const SkimmedMessage& skimmed, Outbox& out,
+                                 Clock::time_point now)
 {
-  if (m_paths.context().rules != PathRules::server_filesystem
-      || m_listings_for_waiting >= k_max_listings_for_waiting) {
-    return false;
+  const PendingRequest* pending = m_ledger.find(Peer::upstream, key);
+  if (pending == nullptr || (pending->expect == Expectation::guarded_call && !pending->call)) {
+    return true; // answers nothing the upstream was asked: the client's business
   }
-  for (const auto& problem : call.problems) {
-    if (problem.directories_in_doubt) {
-      return true;
+  PendingRequest answered = std::move(*m_ledger.close(Peer::upstream, key));
+  switch (answered.expect) {
+  case Expectation::relay:
+  case Expectation::roots:
+    return true;
+  case Expectation::initialize:
+    m_paths.on_initialize_result(nlohmann::json::parse(line, nullptr, false), out);
+    return true;
+  case Expectation::own_listing:
+  case Expectation::client_listing: {
+    const bool own = answered.expect == Expectation::own_listing;
+    if (own) {
+      m_paths.listing_done();
     }
+    m_paths.on_listing_result(nlohmann::json::parse(line, nullptr, false),
+                              answered.listing_sequence, own, out);
+    after_listing(out, now);
+    return !own;
   }
-  return false;
-}
-
-void Guard::after_listing(Outbox& out)
-{
-  const bool any_waiting = std::any_of(m_parked.begin(), m_parked.end(),
-                                       [](const Parked& parked) { return parked.awaiting_directories; });
-  if (!any_waiting) {
-    m_listings_for_waiting = 0;
-    return;
+  case Expectation::guarded_call:
+    break;
   }
-  // The server adopts new roots within milliseconds: ask again a few times
-  // before giving up on the waiting calls.
-  if (m_paths.in_doubt() && !m_paths.listing_in_flight()
-      && m_listings_for_waiting < k_max_listings_for_waiting) {
-    ++m_listings_for_waiting;
-    m_paths.ask_for_listing(out);
-    return;
-  }
-  std::deque<Parked> waiting;
-  for (auto parked = m_parked.begin(); parked != m_parked.end();) {
-    if (parked->awaiting_directories) {
-      waiting.push_back(std::move(*parked));
-      parked = m_parked.erase(parked);
-    } else {
-      ++parked;
+  CallInFlight& call = *answered.call;
+  if (call.expired) {
+    // It was given up on (cancelled, or no answer in time) and the calls
+    // behind it went on: when it took effect is unknown.
+    if (changes_files(call.what.role)) {
+      for (const auto& file : call.files) {
+        if (file) {
+          m_tracker.mark_unknown(*file);
+        }
+      }
     }
+    return true;
   }
-  // Past the limit, awaits_directories() lets them through to a decision.
-  for (auto& parked : waiting) {
-    on_tool_call(std::move(parked.line), parked.request, parked.content_hash, out);
-  }
-  m_listings_for_waiting = 0;
-}
-
-bool Guard::on_response(const std::string& key, std::string_view line,
-                        const SkimmedMessage& skimmed, Outbox& out)
-{
-  auto found = m_in_flight.find(key);
-  if (found == m_in_flight.end()) {
-    const bool forward =
-      m_paths.on_upstream_response(key, nlohmann::json::parse(line, nullptr, false), out);
-    after_listing(out);
-    return forward;
-  }
-  Call call = std::move(found->second);
-  m_in_flight.erase(found);
-  // Most responses only need their outcome, which a skim finds without
-  // parsing megabytes of file content; the rest need the text.
-  const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty();
-  const auto outcome = needs_text ? std::nullopt : skim_tool_succeeded(skimmed);
-  if (outcome) {
-    if (*outcome) {
-      record_response(call, nlohmann::json());
-    }
-  } else if (const auto response = nlohmann::json::parse(line, nullptr, false);
-             succeeded(response)) {
-    record_response(call, response);
-  }
+  record_answer(call, line, skimmed);
   mark_busy(call, -1);
-  release_parked(out);
+  release_held(out, now);
   return true;
 }
 
-void Guard::record_response(const Call& call, const nlohmann::json& response)
+void Guard::record_answer(const CallInFlight& call, std::string_view line,
+                          const SkimmedMessage& skimmed)
 {
+  // Most answers only need their outcome, which a skim finds without
+  // parsing megabytes of file content; the rest need the text.
+  const bool is_read = call.what.role == ToolRole::read;
+  const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty();
+  nlohmann::json response;
+  bool ok = false;
+  const auto skimmed_ok = needs_text ? std::nullopt : skim_tool_succeeded(skimmed);
+  const auto skimmed_content = is_read && !needs_text ? skim_shows_content(skimmed) : std::nullopt;
+  if (skimmed_ok && (!is_read || skimmed_content)) {
+    ok = *skimmed_ok && (!is_read || *skimmed_content);
+  } else {
+    response = nlohmann::json::parse(line, nullptr, false);
+    ok = succeeded(response) && (!is_read || shows_content(response));
+  }
+  if (!ok) {
+    return;
+  }
   switch (call.what.role) {
   case ToolRole::read: {
     std::vector<bool> read(call.files.size(), true);
@@ -372,6 +593,7 @@ void Guard::record_response(const Call& call, const nlohmann::json& response)
       read = parts_read(result_text(response), requested);
     }
     ReadExtent extent = call.what.extent;
+    std::string reason;
     if (!call.what.whole_if_status.empty()) {
       const std::string_view text = result_text(response);
       const std::string first_line(text.substr(0, text.find('\n')));
@@ -379,9 +601,17 @@ void Guard::record_response(const Call& call, const nlohmann::json& response)
         extent = ReadExtent::partial;
       }
     }
+    const std::size_t shown = skimmed.raw_result.empty() ? line.size() : skimmed.raw_result.size();
+    if (const auto limit = result_limit_for(m_client_name, m_settings.client_result_limits);
+        limit && shown > *limit && extent == ReadExtent::whole) {
+      extent = ReadExtent::partial;
+      reason = "the result of " + call.what.tool + " was about " + std::to_string(shown)
+               + " characters long, and " + m_client_name + " shows the model only the first "
+               + std::to_string(*limit);
+    }
     for (std::size_t index = 0; index < call.files.size(); ++index) {
       if (call.files[index] && read[index]) {
-        m_tracker.finish_read(*call.files[index], call.read_starts[index], extent);
+        m_tracker.finish_read(*call.files[index], call.read_starts[index], extent, reason);
       }
     }
     break;
@@ -389,7 +619,9 @@ void Guard::record_response(const Call& call, const nlohmann::json& response)
   case ToolRole::write:
   case ToolRole::edit:
     if (call.files.front()) {
-      m_tracker.finish_write(*call.files.front(), call.expected);
+      m_tracker.finish_write(*call.files.front(), call.expected,
+                             call.licensed_extent.empty() ? ReadExtent::partial
+                                                          : call.licensed_extent.front());
     }
     break;
   case ToolRole::move:
@@ -402,63 +634,108 @@ void Guard::record_response(const Call& call, const nlohmann::json& response)
   }
 }
 
-void Guard::on_cancelled(const nlohmann::json& params, Outbox& out)
+void Guard::mark_busy(const CallInFlight& call, int delta)
 {
-  const auto& request_id = member(params, "requestId");
-  if (request_id.is_null()) {
-    return;
-  }
-  const std::string key = id_key(request_id);
-  for (auto parked = m_parked.begin(); parked != m_parked.end(); ++parked) {
-    if (id_key(parked->call.id) == key) {
-      m_parked.erase(parked); // the upstream never saw it
-      release_parked(out);
-      return;
-    }
-  }
-  auto found = m_in_flight.find(key);
-  if (found == m_in_flight.end()) {
-    return;
-  }
-  // The upstream may still carry out a cancelled write, and will not say:
-  // fsguard no longer knows the file's state, so it must be read again.
-  if (changes_files(found->second.what.role)) {
-    for (const auto& file : found->second.files) {
-      if (file) {
-        m_tracker.forget(*file);
-      }
-    }
-  }
-  mark_busy(found->second, -1);
-  m_in_flight.erase(found);
-  release_parked(out);
-}
-
-void Guard::mark_busy(const Call& call, int delta)
-{
+  const bool move = call.what.role == ToolRole::move;
   for (const auto& file : call.files) {
     if (!file) {
       continue;
     }
-    auto& count = m_busy_files[*file];
-    count += delta;
-    if (count <= 0) {
-      m_busy_files.erase(*file);
+    auto& busy = m_busy[*file];
+    busy.calls += delta;
+    busy.moves += move ? delta : 0;
+    if (busy.calls <= 0) {
+      m_busy.erase(*file);
+    }
+  }
+  m_moves_in_flight += move ? delta : 0;
+}
+
+void Guard::release_held(Outbox& out, Clock::time_point now)
+{
+  std::deque<Held> waiting = std::move(m_held);
+  m_held.clear();
+  std::vector<CallInFlight> held_before;
+  for (auto& held : waiting) {
+    if (held.awaiting_directories) {
+      m_held.push_back(std::move(held));
+      continue;
+    }
+    Attempt attempt = try_run(held.line, held.request, held.content_hash, held.key, held_before,
+                              out, now);
+    if (attempt.outcome == Outcome::held) {
+      held_before.push_back(std::move(*attempt.call));
+    }
+    if (attempt.outcome != Outcome::ran) {
+      held.awaiting_directories = attempt.outcome == Outcome::waiting_for_directories;
+      m_held.push_back(std::move(held));
     }
   }
 }
 
-void Guard::release_parked(Outbox& out)
+void Guard::after_listing(Outbox& out, Clock::time_point now)
 {
-  for (std::size_t index = 0; index < m_parked.size();) {
-    if (m_parked[index].awaiting_directories || blocked(m_parked[index].call, index)) {
-      ++index;
-      continue;
-    }
-    Parked parked = std::move(m_parked[index]);
-    m_parked.erase(m_parked.begin() + static_cast<long>(index));
-    start(std::move(parked.line), std::move(parked.call), out);
+  const bool any_waiting = std::any_of(m_held.begin(), m_held.end(),
+                                       [](const Held& held) { return held.awaiting_directories; });
+  if (!any_waiting) {
+    m_listings_for_waiting = 0;
+    return;
   }
+  // The server adopts new roots within milliseconds: ask again a few times
+  // before giving up on the waiting calls.
+  if (m_paths.in_doubt() && !m_paths.listing_in_flight()
+      && m_listings_for_waiting < k_max_listings_for_waiting) {
+    ++m_listings_for_waiting;
+    m_paths.ask_for_listing(out);
+    return;
+  }
+  for (auto& held : m_held) {
+    held.awaiting_directories = false;
+  }
+  // Past the limit, awaits_directories() lets them through to a decision.
+  m_listings_for_waiting = k_max_listings_for_waiting;
+  release_held(out, now);
+  m_listings_for_waiting = 0;
+}
+
+void Guard::expire(Clock::time_point now, Outbox& out)
+{
+  bool any = false;
+  m_ledger.for_each_guarded_call([&](const std::string& key, PendingRequest& entry) {
+    CallInFlight& call = *entry.call;
+    if (call.expired || now - call.started < m_settings.call_timeout) {
+      return;
+    }
+    call.expired = true;
+    any = true;
+    if (changes_files(call.what.role)) {
+      for (const auto& file : call.files) {
+        if (file) {
+          m_tracker.mark_unknown(*file);
+        }
+      }
+    }
+    mark_busy(call, -1);
+    out.say(LogLevel::warn,
+            "the upstream has not answered " + call.what.tool + " " + key + " for "
+              + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                 m_settings.call_timeout)
+                                 .count())
+              + " s; the calls held behind it go ahead, and its files must be read again");
+  });
+  if (any) {
+    release_held(out, now);
+  }
+}
+
+std::vector<nlohmann::json> Guard::take_unanswered()
+{
+  m_held.clear();
+  std::vector<nlohmann::json> ids;
+  for (auto& request : m_ledger.take_client_requests()) {
+    ids.push_back(std::move(request.id));
+  }
+  return ids;
 }
 
 } // namespace fsguard

@@ -1,9 +1,11 @@
-// The session's guard: decides each file tool call on its way upstream, and
-// records what each guarded response showed or changed. It owns the tracker,
-// the in-flight bookkeeping and the knowledge of how the upstream resolves
-// paths; it does no I/O beyond the Disk.
+// The session's guard: the ledger of requests in flight, the order of
+// guarded calls (held behind earlier calls on the same file, decided when
+// they run), and the record of what each guarded answer showed or changed.
+// Pure: it takes messages and settings, and puts the lines to send, the log
+// lines and the audit records into an Outbox. Its only I/O is the Disk.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <optional>
 #include <string>
@@ -12,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "proxy/audit_log.hpp"
-#include "proxy/config.hpp"
-#include "proxy/log.hpp"
+#include "proxy/call_in_flight.hpp"
+#include "proxy/guard_settings.hpp"
+#include "proxy/ledger.hpp"
 #include "proxy/message.hpp"
 #include "proxy/outbox.hpp"
 #include "proxy/server_paths.hpp"
@@ -25,91 +27,120 @@ namespace fsguard {
 
 class Guard {
 public:
+  using Clock = std::chrono::steady_clock;
+
   // `home` and `cwd` are the upstream's $HOME and working directory.
-  Guard(Disk& disk, const Config& config, const Log& log, std::string home, std::string cwd);
+  Guard(Disk& disk, GuardSettings settings, std::string home, std::string cwd);
 
-  // Applies a new config (mode, tools) without losing what was read.
-  void set_config(const Config& config)
-  {
-    m_config = config;
-    m_paths.set_custom_tools(config.tools.has_value());
-  }
+  // Applies new `settings` (mode, tools, limits) without losing what was read.
+  void set_settings(GuardSettings settings);
 
-  // Where guarded decisions are recorded (nothing: not recorded).
-  void set_audit_log(const AuditLog* audit) { m_audit = audit; }
+  // Whether audit records are wanted in the Outbox.
+  void set_auditing(bool auditing) { m_auditing = auditing; }
 
-  // Takes a client tools/call `request` (parsed) whose raw text is `line`:
-  // forwards it, answers it with a veto, or parks it until earlier guarded
-  // calls on the same file have their responses.
-  // `content_hash` is the hash of params.arguments.content, if a string.
-  void on_tool_call(std::string line, const nlohmann::json& request,
-                    const std::optional<ContentHash>& content_hash, Outbox& out);
-
-  // Takes the client's notifications/cancelled `params`.
-  void on_cancelled(const nlohmann::json& params, Outbox& out);
-
-  // How the upstream resolves paths; the relay reports the messages that
-  // teach it (initialize, roots/list and their responses).
+  // How the upstream resolves paths (for the relay's listing schedule).
   ServerPaths& server_paths() { return m_paths; }
 
-  // True if the upstream's response with id `key` must be read (parsed).
-  bool awaits(const std::string& key) const
-  {
-    return m_in_flight.contains(key) || m_paths.awaits_upstream(key);
-  }
+  // Takes a client request `request` (parsed) whose raw text is `line`:
+  // forwards it, refuses it, answers it with a veto, or holds it until
+  // earlier calls on its files are answered. `content_hash` is the hash of
+  // params.arguments.content, if a string. `now` starts its clock.
+  void on_client_request(std::string line, const nlohmann::json& request,
+                         const std::optional<ContentHash>& content_hash, Outbox& out,
+                         Clock::time_point now = Clock::now());
 
-  // Takes the upstream's response `line` to `key`, already `skimmed` by the
-  // relay; may release parked calls into `out`. Returns false if the
-  // response must not reach the client. Parses the line fully only when its
-  // content matters.
-  bool on_response(const std::string& key, std::string_view line, const SkimmedMessage& skimmed,
-                   Outbox& out);
+  // Takes a client notification `notification` whose raw text is `line`.
+  void on_client_notification(std::string line, const nlohmann::json& notification, Outbox& out);
+
+  // Takes the client's answer `response` (raw text `line`) to a request of
+  // the upstream's.
+  void on_client_response(std::string line, const nlohmann::json& response, Outbox& out);
+
+  // The upstream sent a request `method` with id key `key`.
+  void on_upstream_request(const std::string& key, std::string_view method);
+
+  // Takes the upstream's answer `line` to `key`, already `skimmed`; may
+  // release held calls into `out`. Returns false if the answer must not
+  // reach the client. Parses the line fully only when its content matters.
+  bool on_upstream_response(const std::string& key, std::string_view line,
+                            const SkimmedMessage& skimmed, Outbox& out,
+                            Clock::time_point now = Clock::now());
 
   // Hashes the files of reads whose responses have just been forwarded
   // (see Tracker::settle_reads): the agent's wait does not include it.
   void settle_reads() { m_tracker.settle_reads(); }
 
+  // Guarded calls unanswered for longer than the call timeout at `now`
+  // stop holding back the calls behind them; their files need a new read.
+  void expire(Clock::time_point now, Outbox& out);
+
+  // True while fsguard holds client calls that have not gone upstream yet.
+  bool holds_calls() const { return !m_held.empty(); }
+
+  // Removes the client's unanswered requests (held ones included) and
+  // returns their ids, to answer them when the upstream is gone.
+  std::vector<nlohmann::json> take_unanswered();
+
+  // The tracker's record of `path` (tests and diagnostics).
+  const SeenRecord* record(const std::string& path) const { return m_tracker.find(path); }
+
 private:
-  struct Call {
-    nlohmann::json id;
-    GuardedCall what;
-    std::vector<std::optional<std::string>> files; // canonical; none if unresolved
-    std::vector<PathError> problems;               // why a file is unresolved
-    std::vector<ReadStart> read_starts;
-    std::optional<ContentHash> expected; // write_file: hash of the content
-  };
-  struct Parked {
+  struct Held {
     std::string line;
-    Call call;
-    nlohmann::json request;            // set when awaiting the directories
+    nlohmann::json request; // the request as parsed, minus a write's content
     std::optional<ContentHash> content_hash;
+    std::string key;
     bool awaiting_directories = false; // re-described once they are known
   };
 
-  Call describe(const nlohmann::json& request, GuardedCall what,
-                const std::optional<ContentHash>& content_hash);
-  std::optional<Veto> confinement_veto(const Call& call);
-  bool blocked(const Call& call, std::size_t parked_before) const;
-  void start(std::string line, Call call, Outbox& out);
-  std::optional<Veto> decide_write(const Call& call);
-  void refuse(const Call& call, const Veto& veto, Outbox& out);
-  void audit(const Call& call, std::string_view decision, const std::optional<Veto>& veto,
-             std::int64_t latency_us) const;
-  void record_response(const Call& call, const nlohmann::json& response);
-  void mark_busy(const Call& call, int delta);
-  void release_parked(Outbox& out);
-  bool awaits_directories(const Call& call) const;
-  void after_listing(Outbox& out);
+  enum class Outcome { ran, held, waiting_for_directories };
+  struct Attempt {
+    Outcome outcome = Outcome::ran;
+    std::optional<CallInFlight> call; // held: as described now
+  };
+
+  const ToolMap& tools() const;
+  std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
+  CallInFlight describe(const nlohmann::json& request, GuardedCall what,
+                        const std::optional<ContentHash>& content_hash) const;
+  // Describes the client's guarded call `request` (`line`, id key `key`)
+  // afresh and runs it, unless it must wait for the calls `held_before` it
+  // or in flight, or for the server's directories.
+  Attempt try_run(std::string& line, const nlohmann::json& request,
+                  const std::optional<ContentHash>& content_hash, const std::string& key,
+                  const std::vector<CallInFlight>& held_before, Outbox& out,
+                  Clock::time_point now);
+  bool awaits_directories(const CallInFlight& call) const;
+  std::optional<Veto> confinement_veto(const CallInFlight& call) const;
+  bool blocked(const CallInFlight& call, const std::vector<CallInFlight>& held_before) const;
+  bool server_refuses(const std::string& file) const;
+  void start(std::string line, CallInFlight call, const std::string& key, Outbox& out,
+             Clock::time_point now);
+  std::optional<Veto> decide_change(CallInFlight& call);
+  void refuse(const CallInFlight& call, const std::string& key, const Veto& veto, Outbox& out);
+  void answer_error(const nlohmann::json& id, RpcError code, std::string_view message, Outbox& out);
+  void audit(const CallInFlight& call, std::string_view decision, const std::optional<Veto>& veto,
+             std::int64_t latency_us, Outbox& out) const;
+  void record_answer(const CallInFlight& call, std::string_view line,
+                     const SkimmedMessage& skimmed);
+  void mark_busy(const CallInFlight& call, int delta);
+  void release_held(Outbox& out, Clock::time_point now);
+  void after_listing(Outbox& out, Clock::time_point now);
 
   Disk& m_disk;
-  Config m_config;
-  const Log& m_log;
-  const AuditLog* m_audit = nullptr;
+  GuardSettings m_settings;
+  bool m_auditing = false;
   Tracker m_tracker;
+  Ledger m_ledger;
   ServerPaths m_paths;
-  std::unordered_map<std::string, Call> m_in_flight; // by id_key
-  std::unordered_map<std::string, int> m_busy_files;  // canonical path -> calls
-  std::deque<Parked> m_parked;
+  std::string m_client_name; // clientInfo.name from initialize
+  struct Busy {
+    int calls = 0;
+    int moves = 0;
+  };
+  std::unordered_map<std::string, Busy> m_busy; // canonical path -> calls in flight
+  int m_moves_in_flight = 0;
+  std::deque<Held> m_held;
   // Listings asked for calls awaiting the directories, and how many at most
   // before those calls are decided with what is known.
   int m_listings_for_waiting = 0;

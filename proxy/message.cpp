@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -425,6 +426,29 @@ std::optional<bool> skim_tool_succeeded(const SkimmedMessage& response)
   return is_error != "true";
 }
 
+std::optional<bool> skim_shows_content(const SkimmedMessage& response)
+{
+  if (!response.is_json_object || response.has_error || response.results != 1) {
+    return std::nullopt;
+  }
+  std::string_view content;
+  int found = 0;
+  if (!Skimmer(response.raw_result).walk([&](std::string_view key, std::string_view value) {
+        if (key == "content") {
+          content = value;
+          ++found;
+        }
+      })
+      || found > 1) {
+    return std::nullopt;
+  }
+  if (found == 0 || !content.starts_with('[')) {
+    return false;
+  }
+  const auto next = content.find_first_not_of(" \t\r\n", 1);
+  return next != std::string_view::npos && content[next] != ']';
+}
+
 const nlohmann::json& member(const nlohmann::json& object, const char* key)
 {
   static const nlohmann::json k_null;
@@ -447,14 +471,35 @@ std::string joined(const std::vector<std::string>& words, std::string_view separ
   return text;
 }
 
-std::string error_response(const nlohmann::json& id, int code, std::string_view message)
+std::string error_response(const nlohmann::json& id, RpcError code, std::string_view message)
 {
   nlohmann::json response = {
     {"jsonrpc", "2.0"},
     {"id", id},
-    {"error", {{"code", code}, {"message", message}}},
+    {"error", {{"code", static_cast<int>(code)}, {"message", message}}},
   };
   return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string request_the_server_drops(const nlohmann::json& request)
+{
+  const auto& version = member(request, "jsonrpc");
+  if (!version.is_string() || version.get_ref<const std::string&>() != "2.0") {
+    return "\"jsonrpc\" must be \"2.0\"";
+  }
+  const auto& id = member(request, "id");
+  constexpr std::int64_t k_max_safe_integer = (std::int64_t{1} << 53) - 1;
+  if (id.is_string()) {
+    return {};
+  }
+  if (id.is_number_integer() && !id.is_number_unsigned()
+      && std::llabs(id.get<std::int64_t>()) <= k_max_safe_integer) {
+    return {};
+  }
+  if (id.is_number_unsigned() && id.get<std::uint64_t>() <= std::uint64_t(k_max_safe_integer)) {
+    return {};
+  }
+  return "the id must be a string or an integer of at most 2^53-1 in size";
 }
 
 } // namespace fsguard

@@ -79,6 +79,10 @@ SkimmedMessage skim_message(std::string_view line);
 // repeated keys, odd shapes).
 std::optional<bool> skim_tool_succeeded(const SkimmedMessage& response);
 
+// Whether the skimmed tool-call response's result has a non-empty
+// "content" array; nothing when only a full parse can tell.
+std::optional<bool> skim_shows_content(const SkimmedMessage& response);
+
 // The member `key` of `object`, or a null value if `object` is not an
 // object or has no such member (never inserts, unlike operator[]).
 const nlohmann::json& member(const nlohmann::json& object, const char* key);
@@ -86,8 +90,20 @@ const nlohmann::json& member(const nlohmann::json& object, const char* key);
 // `words` joined with `separator` (paths in messages, a command line).
 std::string joined(const std::vector<std::string>& words, std::string_view separator);
 
+// The JSON-RPC error codes fsguard answers with.
+enum class RpcError {
+  parse_error = -32700,
+  invalid_request = -32600,
+  server_error = -32000, // the upstream is gone
+};
+
 // A JSON-RPC error response line (with trailing newline) for `id` (a JSON
 // value; null if unknown).
-std::string error_response(const nlohmann::json& id, int code, std::string_view message);
+std::string error_response(const nlohmann::json& id, RpcError code, std::string_view message);
+
+// Why the MCP SDK's schema would reject `request` (a parsed request), so
+// that the server drops it without an answer: a missing or wrong "jsonrpc",
+// or an id that is neither a string nor a safe integer. "" if none.
+std::string request_the_server_drops(const nlohmann::json& request);
 
 } // namespace fsguard

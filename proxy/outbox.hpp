@@ -1,15 +1,28 @@
-// Lines that the guard wants sent, collected while it handles one message.
+// What the guard wants done after it handled one message: lines to send,
+// log lines and audit records. The guard itself does no I/O.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "proxy/log.hpp"
+
 namespace fsguard {
+
+struct LogLine {
+  LogLevel level = LogLevel::info;
+  std::string text;
+};
 
 struct Outbox {
   std::vector<std::string> to_upstream;
   std::vector<std::string> to_client;
-  std::vector<std::string> answered; // id_keys of requests fsguard answered itself
+  std::vector<LogLine> log;
+  std::vector<nlohmann::ordered_json> decisions; // audit records
+
+  void say(LogLevel level, std::string text) { log.push_back({level, std::move(text)}); }
 };
 
 } // namespace fsguard

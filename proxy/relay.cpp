@@ -74,78 +74,65 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     session.log.warn("the client sent a line that is not valid JSON; answered with a parse error "
                      "and did not forward it");
     co_await send(session.to_client,
-                  error_response(nullptr, -32700,
+                  error_response(nullptr, RpcError::parse_error,
                                  "fsguard: parse error: the line is not valid JSON; send one "
                                  "JSON-RPC message per line"));
     co_return;
   case MessageKind::too_deep:
     co_await send(session.to_client,
-                  error_response(shallow_id(text), -32600,
+                  error_response(shallow_id(text), RpcError::invalid_request,
                                  "fsguard: message refused: arrays and objects nested deeper than "
                                    + std::to_string(k_max_nesting) + " levels"));
     co_return;
   case MessageKind::bad_id:
     co_await send(session.to_client,
-                  error_response(nullptr, -32600,
+                  error_response(nullptr, RpcError::invalid_request,
                                  "fsguard: invalid request: the id must be a string or a number"));
     co_return;
   case MessageKind::batch:
     co_await send(session.to_client,
-                  error_response(nullptr, -32600,
+                  error_response(nullptr, RpcError::invalid_request,
                                  "fsguard: JSON-RPC batches are not supported; "
                                  "send each message on its own line"));
     co_return;
-  case MessageKind::notification:
+  case MessageKind::notification: {
     if (method_of(message.body) == "tools/call") {
       session.log.warn("dropped a tools/call sent without an id: a notification gets no answer "
                        "and cannot be guarded; the client must send it as a request with an id");
       co_return;
     }
-    if (method_of(message.body) == "notifications/cancelled") {
-      Outbox out;
-      session.guard.on_cancelled(message.body.value("params", nlohmann::json::object()), out);
-      co_await flush(session, out);
-    }
-    break;
-  case MessageKind::request: {
-    const nlohmann::json& id = message.body["id"];
-    const std::string key = id_key(id);
-    const std::string_view method = method_of(message.body);
     if (session.upstream_status) {
-      co_await send(session.to_client, error_response(id, -32000, upstream_gone_message(session)));
       co_return;
     }
-    if (id.is_string() && id.get_ref<const std::string&>().starts_with(k_own_id_prefix)) {
-      co_await send(session.to_client,
-                    error_response(id, -32600,
-                                   "fsguard: request ids starting with \"fsguard/\" are "
-                                   "reserved for fsguard's own requests; use another id"));
+    Outbox out;
+    session.guard.on_client_notification(std::move(line), message.body, out);
+    message.body = nullptr;
+    co_await flush(session, out);
+    co_return;
+  }
+  case MessageKind::request: {
+    if (session.upstream_status) {
+      co_await send(session.to_client, error_response(message.body["id"], RpcError::server_error,
+                                                      upstream_gone_message(session)));
       co_return;
     }
-    session.pending[key] = id;
-    session.guard.server_paths().on_client_request(method, key);
-    if (method == "tools/call") {
-      Outbox out;
-      session.guard.on_tool_call(std::move(line), message.body, message.content_hash, out);
-      message.body = nullptr; // free the parsed copy before waiting on a slow peer
-      co_await flush(session, out);
-      co_return;
-    }
-    break;
+    Outbox out;
+    session.guard.on_client_request(std::move(line), message.body, message.content_hash, out);
+    message.body = nullptr; // free the parsed copy before waiting on a slow peer
+    co_await flush(session, out);
+    schedule_listing(session);
+    co_return;
   }
   case MessageKind::response: {
-    const std::string key = id_key(message.body["id"]);
-    if (session.guard.server_paths().awaits_client(key) && !session.upstream_status) {
-      // The client's roots: forward them first, then ask the server which
-      // directories it adopted.
-      co_await send(session.to_upstream, std::move(line));
-      Outbox out;
-      session.guard.server_paths().on_client_response(key, message.body, out);
-      co_await flush(session, out);
-      schedule_listing(session);
+    if (session.upstream_status) {
       co_return;
     }
-    break;
+    Outbox out;
+    session.guard.on_client_response(std::move(line), message.body, out);
+    message.body = nullptr;
+    co_await flush(session, out);
+    schedule_listing(session);
+    co_return;
   }
   case MessageKind::other:
     break;
@@ -153,6 +140,35 @@ awaitable<void> handle_client_line(Session& session, std::string line)
   message.body = nullptr;
   if (!session.upstream_status) {
     co_await send(session.to_upstream, std::move(line));
+  }
+}
+
+// At the client's EOF, the calls fsguard still holds go upstream as the
+// calls before them are answered, before the upstream's stdin is closed
+// (the server answers what it has read before it exits). Bounded: after the
+// call timeout, Guard::expire lets held calls go ahead anyway.
+awaitable<void> wait_for_answers(Session& session)
+{
+  constexpr auto k_poll = 20ms;
+  const auto deadline =
+    std::chrono::steady_clock::now() + session.config.call_timeout + k_shutdown_step;
+  while (session.guard.holds_calls() && !session.upstream_status
+         && std::chrono::steady_clock::now() < deadline) {
+    asio::steady_timer pause(session.context, k_poll);
+    co_await pause.async_wait(k_use);
+  }
+}
+
+// Ticks Guard::expire, so a call the upstream never answers stops holding
+// back the calls behind it.
+awaitable<void> expire_calls(Session& session)
+{
+  while (!session.upstream_status) {
+    session.expiry_timer.expires_after(250ms);
+    co_await session.expiry_timer.async_wait(k_use);
+    Outbox out;
+    session.guard.expire(std::chrono::steady_clock::now(), out);
+    co_await flush(session, out);
   }
 }
 
@@ -171,7 +187,7 @@ awaitable<void> relay_client_to_upstream(Session& session)
                        + " bytes; raise max_line_bytes in the config if such messages are "
                          "legitimate");
       co_await send(session.to_client,
-                    error_response(nullptr, -32600,
+                    error_response(nullptr, RpcError::invalid_request,
                                    "fsguard: message discarded: longer than max_line_bytes ("
                                      + std::to_string(session.config.max_line_bytes)
                                      + " bytes); send less per call, or raise max_line_bytes in "
@@ -185,6 +201,7 @@ awaitable<void> relay_client_to_upstream(Session& session)
     co_await handle_client_line(session, reader.take_line());
   }
   session.client_done = true;
+  co_await wait_for_answers(session);
   co_await stop_upstream(session);
 }
 
@@ -241,20 +258,17 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
     if (skimmed.has_method) {
       const auto method = nlohmann::json::parse(skimmed.raw_method, nullptr, false);
       if (method.is_string()) {
-        session.guard.server_paths().on_server_request(method.get_ref<const std::string&>(), key);
+        session.guard.on_upstream_request(key, method.get_ref<const std::string&>());
       }
     } else if (skimmed.has_result_or_error) {
-      session.pending.erase(key);
-      if (session.guard.awaits(key)) {
-        Outbox out;
-        if (session.guard.on_response(key, text, skimmed, out)) {
-          co_await session.to_client.write(text);
-        }
-        session.guard.settle_reads();
-        co_await flush(session, out);
-        schedule_listing(session);
-        co_return;
+      Outbox out;
+      if (session.guard.on_upstream_response(key, text, skimmed, out)) {
+        co_await session.to_client.write(text);
       }
+      session.guard.settle_reads();
+      co_await flush(session, out);
+      schedule_listing(session);
+      co_return;
     }
   }
   co_await session.to_client.write(text);
@@ -294,8 +308,10 @@ awaitable<void> supervise(Session& session)
   asio::co_spawn(executor, relay_upstream_to_client(session), asio::detached);
   asio::co_spawn(executor, relay_upstream_stderr(session), asio::detached);
   asio::co_spawn(executor, relay_client_to_upstream(session), asio::detached);
+  asio::co_spawn(executor, expire_calls(session), asio::detached);
 
   co_await wait_for_upstream(session);
+  session.expiry_timer.cancel();
   co_await clear_upstream_group(session);
   if (!session.upstream_output_done) {
     // Relay what it wrote last; but a process outside its group may still
@@ -375,7 +391,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
                   working_directory());
   session.inputs = inputs;
   session.audit = std::move(audit);
-  session.guard.set_audit_log(&session.audit);
+  session.guard.set_auditing(session.audit.enabled());
   asio::signal_set signals(context, SIGTERM, SIGINT, SIGHUP);
 
   asio::steady_timer last_words(context);

@@ -4,9 +4,9 @@
 
 namespace fsguard {
 
-ServerPaths::ServerPaths(Disk& disk, std::string home, std::string cwd,
-                         const std::string& profile, const Log& log)
-  : m_disk(disk), m_log(log)
+ServerPaths::ServerPaths(Disk& disk, Ledger& ledger, std::string home, std::string cwd,
+                         const std::string& profile)
+  : m_disk(disk), m_ledger(ledger)
 {
   m_context.home = std::move(home);
   m_context.cwd = std::move(cwd);
@@ -22,75 +22,40 @@ ServerPaths::ServerPaths(Disk& disk, std::string home, std::string cwd,
   }
 }
 
-void ServerPaths::on_client_request(std::string_view method, const std::string& key)
+void ServerPaths::on_initialize_result(const nlohmann::json& response, Outbox& out)
 {
-  if (method == "initialize") {
-    m_initialize_requests.insert(key);
-  }
-}
-
-void ServerPaths::on_server_request(std::string_view method, const std::string& key)
-{
-  if (method == "roots/list" && m_context.rules == PathRules::server_filesystem) {
-    m_roots_requests.insert(key);
-  }
-}
-
-void ServerPaths::on_client_listing(const std::string& key)
-{
-  if (m_context.rules == PathRules::server_filesystem) {
-    m_client_listings[key] = m_allowed.next_sequence();
-  }
-}
-
-bool ServerPaths::awaits_upstream(const std::string& key) const
-{
-  return m_initialize_requests.contains(key) || m_listings.contains(key)
-         || m_client_listings.contains(key);
-}
-
-bool ServerPaths::on_upstream_response(const std::string& key, const nlohmann::json& response,
-                                       Outbox& out)
-{
-  if (m_initialize_requests.erase(key) > 0) {
-    const auto& server = member(member(response, "result"), "serverInfo");
-    const auto& name = member(server, "name");
-    const auto& version = member(server, "version");
-    const std::string server_name = name.is_string() ? name.get<std::string>() : "";
-    if (m_detect) {
-      if (auto detected = profile_for_server(server_name, version.is_string()
-                                                            ? version.get<std::string>()
-                                                            : std::string())) {
-        m_profile = std::move(*detected);
-        m_log.info("the upstream is " + server_name + ": using the " + m_profile.name
-                   + " profile");
-      } else if (response.contains("result")) {
-        m_profile = Profile{"none", {}, PathRules::absolute_only};
-        if (m_custom_tools) {
-          m_log.info("the upstream is " + server_name + ": guarding the tools the config maps");
-        } else {
-          m_log.warn("fsguard has no profile for the server \"" + server_name
-                     + "\", so nothing is guarded; map its tools with \"tools\" in the config");
-        }
+  const auto& server = member(member(response, "result"), "serverInfo");
+  const auto& name = member(server, "name");
+  const auto& version = member(server, "version");
+  const std::string server_name = name.is_string() ? name.get<std::string>() : "";
+  if (m_detect) {
+    if (auto detected = profile_for_server(server_name, version.is_string()
+                                                          ? version.get<std::string>()
+                                                          : std::string())) {
+      m_profile = std::move(*detected);
+      out.say(LogLevel::info,
+              "the upstream is " + server_name + ": using the " + m_profile.name + " profile");
+    } else if (response.contains("result")) {
+      m_profile = Profile{"none", {}, PathRules::absolute_only};
+      if (m_custom_tools) {
+        out.say(LogLevel::info,
+                "the upstream is " + server_name + ": guarding the tools the config maps");
+      } else {
+        out.say(LogLevel::warn, "fsguard has no profile for the server \"" + server_name
+                                  + "\", so nothing is guarded; map its tools with \"tools\" in "
+                                    "the config");
       }
     }
-    m_context.rules = m_profile.rules;
-    if (m_profile.rules == PathRules::server_filesystem) {
-      ask_for_listing(out);
-    }
-    return true;
   }
-  bool own = true;
-  auto listing = m_listings.find(key);
-  if (listing == m_listings.end()) {
-    listing = m_client_listings.find(key);
-    if (listing == m_client_listings.end()) {
-      return true;
-    }
-    own = false;
+  m_context.rules = m_profile.rules;
+  if (m_profile.rules == PathRules::server_filesystem) {
+    ask_for_listing(out);
   }
-  const std::uint64_t asked_at = listing->second;
-  (own ? m_listings : m_client_listings).erase(listing);
+}
+
+void ServerPaths::on_listing_result(const nlohmann::json& response, std::uint64_t asked_at,
+                                    bool own, Outbox& out)
+{
   const auto& content = member(member(response, "result"), "content");
   const auto& text = content.is_array() && !content.empty() ? member(content.front(), "text")
                                                             : member(content, "text");
@@ -99,25 +64,22 @@ bool ServerPaths::on_upstream_response(const std::string& key, const nlohmann::j
                              : std::nullopt;
   if (!directories) {
     if (own) {
-      m_log.warn("could not read the upstream's allowed directories, so relative paths stay "
-                 "refused; the agent must use absolute paths");
+      out.say(LogLevel::warn,
+              "could not read the upstream's allowed directories, so relative paths stay "
+              "refused; the agent must use absolute paths");
     }
-    return !own;
+    return;
   }
   m_allowed.confirm(*directories, asked_at);
   refresh_context();
-  m_log.debug("the upstream's allowed directories: "
-              + (directories->empty() ? std::string("(none)") : joined(*directories, ", "))
-              + (m_allowed.settled() ? "" : " (a change is still possible)"));
-  return !own;
+  out.say(LogLevel::debug,
+          "the upstream's allowed directories: "
+            + (directories->empty() ? std::string("(none)") : joined(*directories, ", "))
+            + (m_allowed.settled() ? "" : " (a change is still possible)"));
 }
 
-void ServerPaths::on_client_response(const std::string& key, const nlohmann::json& response,
-                                     Outbox& out)
+void ServerPaths::on_roots_result(const nlohmann::json& response, Outbox& out)
 {
-  if (m_roots_requests.erase(key) == 0) {
-    return;
-  }
   const auto& result = member(response, "result");
   if (!result.is_object()) {
     return; // an error reply: the server keeps its directories
@@ -136,7 +98,7 @@ void ServerPaths::on_client_response(const std::string& key, const nlohmann::jso
 bool ServerPaths::wants_listing() const
 {
   return m_context.rules == PathRules::server_filesystem && !m_allowed.settled()
-         && m_listings.empty();
+         && !listing_in_flight();
 }
 
 void ServerPaths::ask_for_listing(Outbox& out)
@@ -144,14 +106,24 @@ void ServerPaths::ask_for_listing(Outbox& out)
   const std::uint64_t sequence = m_allowed.next_sequence();
   const std::string id = std::string(k_own_id_prefix) + "allowed-directories/"
                          + std::to_string(sequence);
-  m_listings[id_key(id)] = sequence;
-  nlohmann::json request = {
+  PendingRequest request;
+  request.from = Peer::fsguard;
+  request.id = id;
+  request.method = "tools/call";
+  request.expect = Expectation::own_listing;
+  request.listing_sequence = sequence;
+  const std::string key = id_key(request.id);
+  if (!m_ledger.open(key, std::move(request))) {
+    return; // cannot happen: the sequence never repeats
+  }
+  ++m_listings_in_flight;
+  nlohmann::json message = {
     {"jsonrpc", "2.0"},
     {"id", id},
     {"method", "tools/call"},
     {"params", {{"name", "list_allowed_directories"}, {"arguments", nlohmann::json::object()}}},
   };
-  out.to_upstream.push_back(request.dump() + "\n");
+  out.to_upstream.push_back(message.dump() + "\n");
 }
 
 void ServerPaths::refresh_context()

@@ -1,17 +1,16 @@
 // Learns how the upstream turns path arguments into files: which server it
 // is (from its initialize result), its allowed directories (by asking it
 // with list_allowed_directories under ids of fsguard's own), and their
-// changes when the client answers the server's roots/list.
+// changes when the client answers the server's roots/list. Which requests
+// are pending is the ledger's business; this class reads their answers.
 #pragma once
 
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
-#include "proxy/log.hpp"
+#include "proxy/ledger.hpp"
 #include "proxy/outbox.hpp"
 #include "tracker/allowed_directories.hpp"
 #include "tracker/path.hpp"
@@ -26,8 +25,9 @@ class ServerPaths {
 public:
   // `home` and `cwd` are the upstream's $HOME and working directory;
   // `profile` is "auto" (detect the server) or a built-in profile's name.
-  ServerPaths(Disk& disk, std::string home, std::string cwd, const std::string& profile,
-              const Log& log);
+  // fsguard's own listings are entered in `ledger`.
+  ServerPaths(Disk& disk, Ledger& ledger, std::string home, std::string cwd,
+              const std::string& profile);
 
   // The upstream's tools as the profile maps them (before detection: the
   // server-filesystem map, so nothing slips through while it is unknown).
@@ -40,24 +40,20 @@ public:
   // What resolving a path depends on right now.
   const PathContext& context() const { return m_context; }
 
-  // The client sent a request `method` with id `key` (initialize matters).
-  void on_client_request(std::string_view method, const std::string& key);
-  // The client asked the server for its allowed directories itself, with
-  // id `key`: the answer teaches fsguard too.
-  void on_client_listing(const std::string& key);
-  // The upstream sent a request `method` with id `key` (roots/list matters).
-  void on_server_request(std::string_view method, const std::string& key);
+  // The expectation for the client's tools/call of list_allowed_directories,
+  // and the listing sequence to enter with it: its answer teaches fsguard.
+  std::uint64_t client_listing_sequence() { return m_allowed.next_sequence(); }
+  // Whether the server's roots/list requests concern fsguard.
+  bool reads_roots() const { return m_context.rules == PathRules::server_filesystem; }
 
-  // Whether the upstream's response `key` / the client's response `key`
-  // is one this class reads.
-  bool awaits_upstream(const std::string& key) const;
-  bool awaits_client(const std::string& key) const { return m_roots_requests.contains(key); }
-
-  // Reads the upstream's `response` to `key`. Returns false if the response
-  // answers fsguard's own request and must not reach the client.
-  bool on_upstream_response(const std::string& key, const nlohmann::json& response, Outbox& out);
-  // Reads the client's `response` to the server's roots/list `key`.
-  void on_client_response(const std::string& key, const nlohmann::json& response, Outbox& out);
+  // Reads the upstream's answer `response` to the client's initialize.
+  void on_initialize_result(const nlohmann::json& response, Outbox& out);
+  // Reads the upstream's answer `response` to a listing asked at `asked_at`,
+  // fsguard's own when `own`.
+  void on_listing_result(const nlohmann::json& response, std::uint64_t asked_at, bool own,
+                         Outbox& out);
+  // Reads the client's `response` to the server's roots/list.
+  void on_roots_result(const nlohmann::json& response, Outbox& out);
 
   // True while the allowed directories are in doubt and a listing is not
   // already on its way: the relay should ask again after a while.
@@ -66,27 +62,26 @@ public:
   void ask_for_listing(Outbox& out);
 
   // True while one of fsguard's listings awaits its answer.
-  bool listing_in_flight() const { return !m_listings.empty(); }
+  bool listing_in_flight() const { return m_listings_in_flight > 0; }
   // True while more than one allowed-directory set is possible, or none known.
   bool in_doubt() const
   {
     return m_context.rules == PathRules::server_filesystem && !m_allowed.settled();
   }
+  // The listing of fsguard's own was answered or will never be.
+  void listing_done() { m_listings_in_flight -= m_listings_in_flight > 0 ? 1 : 0; }
 
 private:
   void refresh_context();
 
   Disk& m_disk;
-  const Log& m_log;
+  Ledger& m_ledger;
   PathContext m_context;
   Profile m_profile;
   bool m_detect = true; // choose the profile from the initialize result
   bool m_custom_tools = false;
   AllowedDirectories m_allowed;
-  std::unordered_set<std::string> m_initialize_requests;
-  std::unordered_set<std::string> m_roots_requests;
-  std::unordered_map<std::string, std::uint64_t> m_listings;        // fsguard's own
-  std::unordered_map<std::string, std::uint64_t> m_client_listings; // the client's
+  int m_listings_in_flight = 0;
 };
 
 } // namespace fsguard

@@ -14,8 +14,11 @@ std::string describe_status(int status)
 
 awaitable<void> flush(Session& session, Outbox& out)
 {
-  for (const auto& key : out.answered) {
-    session.pending.erase(key);
+  for (const auto& line : out.log) {
+    session.log.write(line.level, line.text);
+  }
+  for (const auto& record : out.decisions) {
+    session.audit.write(record);
   }
   for (auto& line : out.to_client) {
     co_await send(session.to_client, std::move(line));
@@ -34,10 +37,8 @@ std::string upstream_gone_message(const Session& session)
 
 awaitable<void> answer_pending_with_errors(Session& session)
 {
-  auto pending = std::move(session.pending);
-  session.pending.clear();
-  for (auto& [key, id] : pending) {
-    co_await send(session.to_client, error_response(id, -32000, upstream_gone_message(session)));
+  for (auto& id : session.guard.take_unanswered()) {
+    co_await send(session.to_client, error_response(id, RpcError::server_error, upstream_gone_message(session)));
   }
 }
 

@@ -50,10 +50,11 @@ struct Session {
       client_out(context, STDOUT_FILENO),
       to_upstream(upstream.input, logger, "upstream"),
       to_client(client_out, logger, "client"),
-      guard(disk, settings, logger, std::move(home), std::move(cwd)),
+      guard(disk, guard_settings(settings), std::move(home), std::move(cwd)),
       config(settings),
       log(logger),
       shutdown_timer(context),
+      expiry_timer(context),
       linger_timer(context),
       output_done(context, asio::steady_timer::time_point::max()),
       heap_trimmer(context.get_executor())
@@ -71,8 +72,6 @@ struct Session {
   Config config;
   Log& log;
 
-  // Client requests not yet answered, by id_key, to answer if the upstream dies.
-  std::unordered_map<std::string, nlohmann::json> pending;
   std::optional<int> upstream_status; // set once the upstream has exited
   bool upstream_exited_early = false; // before fsguard asked it to stop
   bool stopping = false;
@@ -80,6 +79,7 @@ struct Session {
   bool upstream_output_done = false;
   bool listing_scheduled = false;
   asio::steady_timer shutdown_timer;
+  asio::steady_timer expiry_timer; // ticks for Guard::expire
   asio::steady_timer linger_timer;
   asio::steady_timer output_done; // cancelled when the upstream's stdout ends
   StderrTail stderr_tail;
@@ -99,7 +99,7 @@ awaitable<void> send(Writer& writer, std::string line)
   co_await writer.write(line);
 }
 
-// Writes what the guard wants sent, and forgets the requests it answered.
+// Writes what the guard wants sent, logged and audited.
 awaitable<void> flush(Session& session, Outbox& out);
 
 // The error text for requests the exited upstream cannot answer.

@@ -64,6 +64,10 @@ Profile desktop_commander()
   ToolSpec write = spec(ToolRole::write);
   write.role_argument = "mode";
   write.role_by_value = {{"append", ToolRole::edit}};
+  // Its file handlers (dist/utils/files/factory.js) convert what is written
+  // to these: the bytes on disk are never the content sent.
+  write.converted_extensions = {".docx", ".pdf", ".xlsx", ".xls", ".xlsm", ".png", ".jpg",
+                                ".jpeg", ".gif", ".webp", ".bmp", ".svg"};
   tools["write_file"] = write;
   tools["edit_block"] = spec(ToolRole::edit, "file_path");
   ToolSpec move = spec(ToolRole::move, "source");

@@ -1,5 +1,8 @@
 #include "tracker/tool_map.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 namespace fsguard {
@@ -148,6 +151,14 @@ std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view 
   for (const auto& name : spec.partial_if_set) {
     if (sets_partial(args, name)) {
       call.extent = ReadExtent::partial;
+    }
+  }
+  if (!call.paths.empty() && call.paths.front().raw) {
+    std::string lower = *call.paths.front().raw;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const auto& extension : spec.converted_extensions) {
+      call.content_converted = call.content_converted || lower.ends_with(extension);
     }
   }
   return call;

@@ -34,6 +34,9 @@ struct ToolSpec {
   // The read is whole only if the first line of its result text matches
   // this regular expression (a server that reports truncation in-band).
   std::string whole_if_status;
+  // A write to a file with one of these extensions (lower case, with the
+  // dot) stores a conversion of the content, not the content itself.
+  std::vector<std::string> converted_extensions;
   // Another role when argument `role_argument` has one of these values
   // (write_file with mode "append" edits).
   std::string role_argument;
@@ -60,6 +63,7 @@ struct GuardedCall {
   bool path_list = false;          // one response part per path (read_multiple_files)
   std::string whole_if_status;     // see ToolSpec
   ReadExtent extent = ReadExtent::whole;
+  bool content_converted = false;  // see ToolSpec::converted_extensions
 };
 
 // Describes the call of `tool` with `arguments` under `tools`: nothing when

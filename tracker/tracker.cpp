@@ -48,8 +48,11 @@ ReadStart Tracker::begin_read(const std::string& path)
 }
 
 void Tracker::finish_read(const std::string& path, const ReadStart& start,
-                          ReadExtent extent)
+                          ReadExtent extent, std::string partial_reason)
 {
+  if (extent == ReadExtent::whole) {
+    partial_reason.clear();
+  }
   const std::int64_t now = m_disk.now_ns();
   if (const auto stat = m_disk.stat(path); stat && stat->is_regular() && start.stat
       && *start.stat == *stat && !start.hash && !racy(Fingerprint{*stat, {}, now})) {
@@ -61,6 +64,7 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     record.size = stat->size;
     record.extent = extent;
     record.hash_state = HashState::owed;
+    record.partial_reason = partial_reason;
     record.whole_hash_before = whole_read_to_repeat(path, extent);
     m_records[path] = record;
     m_owed.push_back(path);
@@ -75,10 +79,12 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     return;
   }
   SeenRecord record = record_of(*after, extent);
+  record.partial_reason = partial_reason;
   record.changed_during_read = !start.stat || *start.stat != after->stat
                                || (start.hash && *start.hash != after->hash);
   if (whole_read_to_repeat(path, extent) == after->hash) {
     record.extent = ReadExtent::whole; // a head/tail read of content seen whole
+    record.partial_reason.clear();
   }
   m_records[path] = record;
 }
@@ -128,6 +134,7 @@ void Tracker::settle(const std::string& path)
   record.hash_state = HashState::known;
   if (record.whole_hash_before == record.hash) {
     record.extent = ReadExtent::whole; // a head/tail read of content seen whole
+    record.partial_reason.clear();
   }
   record.whole_hash_before.reset();
 }
@@ -163,6 +170,10 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     return veto;
   }
   SeenRecord& record = found->second;
+  if (record.unknown_outcome) {
+    veto.code = VetoCode::unknown_outcome;
+    return veto;
+  }
   if (record.changed_during_read) {
     veto.code = VetoCode::changed_during_read;
     return veto;
@@ -170,6 +181,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
   if (kind == WriteKind::overwrite && record.extent == ReadExtent::partial
       && partial_policy == PartialReadAllowsOverwrite::no) {
     veto.code = VetoCode::partial_read;
+    veto.reason = record.partial_reason;
     return veto;
   }
   if (stat_proves_unchanged(record, *current)) {
@@ -185,7 +197,9 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
   if (record.hash_state == HashState::known && now->hash == record.hash) {
     // Same bytes, new metadata (touch, chmod, an identical rewrite).
     const auto extent = record.extent;
+    auto reason = std::move(record.partial_reason);
     record = record_of(*now, extent);
+    record.partial_reason = std::move(reason);
     return std::nullopt;
   }
   veto.code = VetoCode::changed;
@@ -197,14 +211,20 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
 }
 
 void Tracker::finish_write(const std::string& path,
-                           const std::optional<ContentHash>& expected)
+                           const std::optional<ContentHash>& expected, ReadExtent extent)
 {
   auto after = m_disk.fingerprint(path);
   if (!after || !after->stat.is_regular()) {
     m_records.erase(path);
     return;
   }
-  SeenRecord record = record_of(*after, ReadExtent::whole);
+  std::string reason;
+  if (const auto previous = m_records.find(path);
+      extent == ReadExtent::partial && previous != m_records.end()) {
+    reason = previous->second.partial_reason;
+  }
+  SeenRecord record = record_of(*after, extent);
+  record.partial_reason = std::move(reason);
   if (expected && *expected != after->hash) {
     // Someone else wrote too. Hold the agent to what it wrote, and never let
     // the stat fast path vouch for this record.
@@ -214,20 +234,47 @@ void Tracker::finish_write(const std::string& path,
   m_records[path] = record;
 }
 
+ReadExtent Tracker::extent_of(const std::string& path) const
+{
+  const auto found = m_records.find(path);
+  return found == m_records.end() ? ReadExtent::partial : found->second.extent;
+}
+
 void Tracker::finish_move(const std::string& from, const std::string& to)
 {
-  // A hash still owed cannot be taken any more (the file has moved): the
-  // record is dropped, and the new name must be read again.
-  settle(from);
-  auto found = m_records.find(from);
-  if (found == m_records.end()) {
-    return;
+  settle_reads(); // hashes are taken at the old names, before anything moves
+  const auto below = [](const std::string& path, const std::string& directory) {
+    return path.size() > directory.size() && path.starts_with(directory)
+           && (directory == "/" || path[directory.size()] == '/');
+  };
+  // Whatever `to` held before is gone.
+  for (auto entry = m_records.begin(); entry != m_records.end();) {
+    entry = entry->first == to || below(entry->first, to) ? m_records.erase(entry)
+                                                          : std::next(entry);
   }
-  SeenRecord record = found->second;
-  m_records.erase(found);
-  // A rename changes the ctime; keep the content, let the next check re-hash.
-  record.trusted_stat.reset();
-  m_records[to] = record;
+  std::vector<std::pair<std::string, SeenRecord>> moved;
+  for (auto entry = m_records.begin(); entry != m_records.end();) {
+    if (entry->first == from || below(entry->first, from)) {
+      moved.emplace_back(to + entry->first.substr(from.size()), std::move(entry->second));
+      entry = m_records.erase(entry);
+    } else {
+      ++entry;
+    }
+  }
+  for (auto& [path, record] : moved) {
+    // A rename changes the ctime; keep the content, let the next check re-hash.
+    record.trusted_stat.reset();
+    m_records[path] = std::move(record);
+  }
+}
+
+void Tracker::mark_unknown(const std::string& path)
+{
+  m_records.erase(path);
+  SeenRecord record;
+  record.unknown_outcome = true;
+  record.hash_state = HashState::lost;
+  m_records[path] = record;
 }
 
 void Tracker::forget(const std::string& path)

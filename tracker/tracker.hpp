@@ -41,7 +41,9 @@ struct SeenRecord {
   std::int64_t taken_at_ns = 0;
   std::int64_t size = 0;
   ReadExtent extent = ReadExtent::whole;
+  std::string partial_reason; // how a partial view was cut, if not head/tail
   bool changed_during_read = false;
+  bool unknown_outcome = false; // a change through fsguard with no known result
 };
 
 class Tracker {
@@ -56,7 +58,9 @@ public:
   // recorded as changed_during_read. Call it before the response goes on;
   // when the stat alone shows the file held still, it costs one stat and
   // leaves the hash owed to settle_reads().
-  void finish_read(const std::string& path, const ReadStart& start, ReadExtent extent);
+  // `partial_reason` says how a partial view was cut when it was not head/tail.
+  void finish_read(const std::string& path, const ReadStart& start, ReadExtent extent,
+                   std::string partial_reason = {});
 
   // Hashes the files whose reads left a hash owed. Call it once their
   // responses are on their way. A file that changed since finish_read() is
@@ -72,10 +76,23 @@ public:
   // content hash the write should have produced, when known (write_file); if
   // the file holds something else, another writer was at work and the
   // agent is held to `expected`, so the next write is vetoed as changed.
-  void finish_write(const std::string& path, const std::optional<ContentHash>& expected);
+  // `extent` is what the agent knows of the result: whole after write_file,
+  // after an edit no more than the read that licensed it.
+  void finish_write(const std::string& path, const std::optional<ContentHash>& expected,
+                    ReadExtent extent = ReadExtent::whole);
 
-  // Moves the record of `from` to `to` after a successful rename.
+  // The extent of the agent's view of `path` that would license an edit
+  // now: partial when there is no record (nothing was seen whole).
+  ReadExtent extent_of(const std::string& path) const;
+
+  // Moves the records of `from` and, for a directory, of everything below
+  // it to `to` after a successful rename. The record of a replaced `to` is
+  // dropped.
   void finish_move(const std::string& from, const std::string& to);
+
+  // Marks `path` as changed through fsguard with an outcome nobody knows (a
+  // cancelled or unanswered write): the next write is vetoed until a read.
+  void mark_unknown(const std::string& path);
 
   // Drops what is known of `path`, e.g. when a write's outcome is unknown.
   void forget(const std::string& path);

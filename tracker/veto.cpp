@@ -14,6 +14,7 @@ std::string_view to_string(VetoCode code)
   case VetoCode::unresolved_path: return "unresolved_path";
   case VetoCode::cannot_inspect: return "cannot_inspect";
   case VetoCode::outside_confinement: return "outside_confinement";
+  case VetoCode::unknown_outcome: return "unknown_outcome";
   }
   return "unknown";
 }
@@ -44,8 +45,15 @@ std::string veto_text(std::string_view tool, const Veto& veto)
     text += k_read_whole;
     break;
   case VetoCode::partial_read:
-    text += veto.path + " was only partly read (head/tail) in this session, "
-            "so overwriting it would replace lines you have not seen. ";
+    if (!veto.reason.empty()) {
+      text += veto.path + " was only partly shown to you (" + veto.reason
+              + "), so overwriting it would replace content you have not seen. Read it in "
+                "parts (head/tail) and change it with edit_file instead.";
+      break;
+    }
+    text += veto.path + " was only partly read (head/tail, or an edit licensed by such a "
+            "read) in this session, so overwriting it would replace lines you have not "
+            "seen. ";
     text += k_read_whole;
     break;
   case VetoCode::changed:
@@ -71,6 +79,11 @@ std::string veto_text(std::string_view tool, const Veto& veto)
   case VetoCode::outside_confinement:
     text += veto.path + " is outside the directories this session is confined to "
             "(confine_to: " + veto.reason + "). Use a path inside them.";
+    break;
+  case VetoCode::unknown_outcome:
+    text += "an earlier change to " + veto.path + " through fsguard was cancelled or not "
+            "answered in time, so nobody knows what the file holds now. Read it again, "
+            "then retry.";
     break;
   }
   return text;

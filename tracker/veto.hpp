@@ -15,6 +15,7 @@ enum class VetoCode {
   unresolved_path,     // fsguard cannot tell which file the path names
   cannot_inspect,      // the file exists but cannot be stat'ed or hashed
   outside_confinement, // the path lies outside the configured confine_to
+  unknown_outcome,     // an earlier write through fsguard was cancelled or never answered
 };
 
 // The code as it appears in `_meta["fsguard/veto"].code`, e.g. "not_read".
@@ -26,7 +27,8 @@ struct Veto {
   VetoCode code = VetoCode::not_read;
   std::string path;
   std::string reason;            // unresolved_path / cannot_inspect: why;
-                                 // outside_confinement: the allowed directories
+                                 // outside_confinement: the allowed directories;
+                                 // partial_read: how the read was cut, if not head/tail
   std::int64_t seen_size = -1;   // size when last read or written by the agent
   std::int64_t current_size = -1;
   std::int64_t seen_at_ns = 0;   // when the agent last read or wrote it

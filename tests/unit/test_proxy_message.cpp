@@ -156,7 +156,7 @@ TEST_SUITE("message")
 
   TEST_CASE("error responses are well-formed JSON-RPC lines")
   {
-    const std::string line = error_response(nullptr, -32700, "parse error");
+    const std::string line = error_response(nullptr, RpcError::parse_error, "parse error");
     REQUIRE(line.back() == '\n');
     const auto parsed = nlohmann::json::parse(line);
     CHECK(parsed["jsonrpc"] == "2.0");

@@ -1,0 +1,33 @@
+// A guarded tools/call as fsguard described it when it went upstream: the
+// files it names, what their state was before a read, and what a write
+// should leave behind.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tracker/path.hpp"
+#include "tracker/tool_map.hpp"
+#include "tracker/tracker.hpp"
+
+namespace fsguard {
+
+struct CallInFlight {
+  nlohmann::json id;
+  GuardedCall what;
+  std::vector<std::optional<std::string>> files; // canonical; none if unresolved
+  std::vector<PathError> problems;               // why a file is unresolved
+  std::vector<ReadStart> read_starts;
+  std::optional<ContentHash> expected; // write_file: hash of the content
+  // The extent of the read that licensed an edit, per file (an edit leaves
+  // a record no wider than that).
+  std::vector<ReadExtent> licensed_extent;
+  std::chrono::steady_clock::time_point started{};
+  bool expired = false; // no answer in time: it no longer holds other calls
+};
+
+} // namespace fsguard

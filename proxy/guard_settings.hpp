@@ -1,0 +1,48 @@
+// What the guard needs to know of fsguard's settings: a plain struct, so
+// the guard's decisions can be tested without a config file.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proxy/log.hpp"
+#include "tracker/tool_map.hpp"
+#include "tracker/tracker.hpp"
+
+namespace fsguard {
+
+enum class Mode {
+  enforce, // veto blind and stale writes
+  warn,    // let them through, log what would have been vetoed
+  off,     // relay only
+};
+
+std::optional<Mode> parse_mode(std::string_view name);
+std::string_view to_string(Mode mode);
+
+// How long a guarded call may go unanswered before it stops holding back
+// the calls behind it on the same file.
+inline constexpr std::chrono::seconds k_default_call_timeout{60};
+
+struct GuardSettings {
+  Mode mode = Mode::enforce;
+  LogLevel log_level = LogLevel::warn;
+  PartialReadAllowsOverwrite partial_read_allows_write = PartialReadAllowsOverwrite::no;
+  // "auto" (chosen from the server's initialize result) or a built-in
+  // profile's name; `tools`, if set, replaces the profile's tool map.
+  std::string profile = "auto";
+  std::optional<ToolMap> tools;
+  // Directories every file tool is confined to (canonical); empty: no limit.
+  std::vector<std::string> confine_to;
+  std::chrono::milliseconds call_timeout = k_default_call_timeout;
+  // How many characters of a tool result each client shows the model, by
+  // clientInfo.name, over the built-in table (see client_limits.hpp).
+  std::map<std::string, std::size_t, std::less<>> client_result_limits;
+};
+
+} // namespace fsguard

@@ -1,0 +1,90 @@
+#include "proxy/ledger.hpp"
+
+#include <algorithm>
+
+namespace fsguard {
+
+bool Ledger::open(const std::string& key, PendingRequest request)
+{
+  auto& table = request.from == Peer::upstream ? m_toward_client : m_toward_upstream;
+  if (request.from == Peer::client && request.method == "initialize") {
+    m_initialize_seen = true;
+  }
+  return table.try_emplace(key, std::move(request)).second;
+}
+
+PendingRequest* Ledger::find(Peer answering, const std::string& key)
+{
+  auto& table = answering == Peer::upstream ? m_toward_upstream : m_toward_client;
+  const auto found = table.find(key);
+  return found == table.end() ? nullptr : &found->second;
+}
+
+const PendingRequest* Ledger::find(Peer answering, const std::string& key) const
+{
+  const auto& table = answering == Peer::upstream ? m_toward_upstream : m_toward_client;
+  const auto found = table.find(key);
+  return found == table.end() ? nullptr : &found->second;
+}
+
+std::optional<PendingRequest> Ledger::close(Peer answering, const std::string& key)
+{
+  auto& table = answering == Peer::upstream ? m_toward_upstream : m_toward_client;
+  const auto found = table.find(key);
+  if (found == table.end()) {
+    return std::nullopt;
+  }
+  PendingRequest request = std::move(found->second);
+  table.erase(found);
+  return request;
+}
+
+PendingRequest* Ledger::cancel(const std::string& key)
+{
+  const auto found = m_toward_upstream.find(key);
+  if (found == m_toward_upstream.end() || found->second.from != Peer::client) {
+    return nullptr;
+  }
+  if (!found->second.cancelled) {
+    found->second.cancelled = true;
+    m_cancelled.push_back(key);
+  }
+  PendingRequest* cancelled = &found->second;
+  while (m_cancelled.size() > k_max_cancelled) {
+    const auto oldest = m_toward_upstream.find(m_cancelled.front());
+    if (oldest != m_toward_upstream.end() && oldest->second.cancelled
+        && &oldest->second != cancelled) {
+      m_toward_upstream.erase(oldest);
+    }
+    m_cancelled.pop_front();
+  }
+  return cancelled;
+}
+
+std::size_t Ledger::count(Expectation expect) const
+{
+  std::size_t total = 0;
+  for (const auto* table : {&m_toward_upstream, &m_toward_client}) {
+    total += static_cast<std::size_t>(std::count_if(
+      table->begin(), table->end(), [&](const auto& entry) { return entry.second.expect == expect; }));
+  }
+  return total;
+}
+
+std::vector<PendingRequest> Ledger::take_client_requests()
+{
+  std::vector<PendingRequest> taken;
+  for (auto entry = m_toward_upstream.begin(); entry != m_toward_upstream.end();) {
+    if (entry->second.from == Peer::client) {
+      if (!entry->second.cancelled) {
+        taken.push_back(std::move(entry->second));
+      }
+      entry = m_toward_upstream.erase(entry);
+    } else {
+      ++entry;
+    }
+  }
+  return taken;
+}
+
+} // namespace fsguard

@@ -1,0 +1,96 @@
+// The one ledger of requests in flight, in both directions: who sent each,
+// its id, its method and what fsguard expects of its answer. An answer
+// counts only for the pending request it answers: same id, from the other
+// peer, still pending. Pure bookkeeping: no I/O.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "proxy/call_in_flight.hpp"
+
+namespace fsguard {
+
+// Who sent a request. fsguard's own requests go to the upstream under ids
+// of their own (k_own_id_prefix), so they never collide with the client's.
+enum class Peer { client, upstream, fsguard };
+
+// What fsguard does with the answer to a request.
+enum class Expectation {
+  relay,          // nothing: it goes to the requester as it is
+  initialize,     // the server's initialize result: which server it is
+  guarded_call,   // a guarded tools/call: record what it read or wrote
+  own_listing,    // fsguard's list_allowed_directories: read, never relayed
+  client_listing, // the client's list_allowed_directories: read and relayed
+  roots,          // the client's answer to the server's roots/list
+};
+
+struct PendingRequest {
+  Peer from = Peer::client;
+  nlohmann::json id;
+  std::string method;
+  Expectation expect = Expectation::relay;
+  std::uint64_t listing_sequence = 0;  // own_listing / client_listing
+  std::optional<CallInFlight> call;    // guarded_call
+  bool cancelled = false;              // the client cancelled it
+};
+
+class Ledger {
+public:
+  // Records `request` under `key` (its id_key). Returns false, and records
+  // nothing, when a request with that key is still pending in the same
+  // direction: the MCP specification forbids reusing an id in a session.
+  bool open(const std::string& key, PendingRequest request);
+
+  // The pending request that an answer from `answering` with id `key`
+  // answers, or null if there is none.
+  PendingRequest* find(Peer answering, const std::string& key);
+  const PendingRequest* find(Peer answering, const std::string& key) const;
+
+  // Removes and returns the request that `answering`'s answer `key` answers.
+  std::optional<PendingRequest> close(Peer answering, const std::string& key);
+
+  // Marks the client's pending request `key` cancelled and returns it (null
+  // if there is none). It stays in the ledger: the server may still answer,
+  // and its id may not be reused meanwhile. The oldest cancelled entries
+  // are dropped beyond a bound, so a server that never answers a cancelled
+  // request cannot make the ledger grow without limit.
+  PendingRequest* cancel(const std::string& key);
+
+  // How many requests that expect `expect` are pending.
+  std::size_t count(Expectation expect) const;
+
+  // True once the client has sent an initialize request.
+  bool initialize_seen() const { return m_initialize_seen; }
+
+  // Removes and returns the client's requests still waiting for the
+  // upstream (not cancelled), e.g. to answer them when the upstream died.
+  std::vector<PendingRequest> take_client_requests();
+
+  // The client's guarded calls still pending, for expiry.
+  template <class Visit> void for_each_guarded_call(Visit visit)
+  {
+    for (auto& [key, request] : m_toward_upstream) {
+      if (request.call) {
+        visit(key, request);
+      }
+    }
+  }
+
+  // The most cancelled requests kept waiting for a late answer.
+  static constexpr std::size_t k_max_cancelled = 10'000;
+
+private:
+  std::unordered_map<std::string, PendingRequest> m_toward_upstream; // client's, fsguard's
+  std::unordered_map<std::string, PendingRequest> m_toward_client;   // the upstream's
+  std::deque<std::string> m_cancelled;                                // oldest first
+  bool m_initialize_seen = false;
+};
+
+} // namespace fsguard
