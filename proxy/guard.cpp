@@ -402,12 +402,13 @@ std::optional<Veto> Guard::decide_change(CallInFlight& call)
     }
     const WriteKind kind =
       call.what.role == ToolRole::write ? WriteKind::overwrite : WriteKind::edit;
+    if (kind == WriteKind::edit) {
+      // Taken first: a veto let through (warn, off) licenses nothing whole.
+      call.licensed_extent[index] = m_tracker.extent_of(*file);
+    }
     if (auto veto =
           m_tracker.check_write(*file, kind, m_settings.partial_read_allows_write)) {
       return veto;
-    }
-    if (kind == WriteKind::edit) {
-      call.licensed_extent[index] = m_tracker.extent_of(*file);
     }
   }
   return std::nullopt;
