@@ -1,0 +1,167 @@
+// The trust scenarios: ways an ordinary agent, or a careless client, could
+// talk fsguard out of its promise. Each runs through the real
+// server-filesystem (or the real third-party server named), with the SDK
+// client or raw pipes where the scenario needs exact ids.
+//
+//   node --test --test-concurrency=1 trust.test.mjs      (FSGUARD_BIN=/path/to/fsguard)
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import {
+  SERVER_FS_SCRIPT, TESTS_DIR,
+  callTool, connect, makeWorkspace, openSession, spawnRawFor, textOf, vetoCode,
+} from './lib/harness.mjs';
+
+const PROFILES_DIR = path.resolve(TESTS_DIR, '..', 'profiles', 'node_modules');
+const AGENT_INFRA = path.join(PROFILES_DIR, '@agent-infra/mcp-server-filesystem/dist/index.js');
+const DESKTOP_COMMANDER = path.join(PROFILES_DIR, '@wonderwhy-er/desktop-commander/dist/index.js');
+
+const readDisk = (p) => fs.readFileSync(p, 'utf8');
+
+function assertAllowed(res, what) {
+  assert.equal(vetoCode(res), undefined, `${what}: unexpected veto: ${textOf(res)}`);
+  assert.notEqual(res.isError, true, `${what}: unexpected error: ${textOf(res)}`);
+}
+
+function assertVeto(res, code, what) {
+  assert.equal(vetoCode(res), code, `${what}: expected ${code}, got: ${JSON.stringify(res).slice(0, 500)}`);
+}
+
+function workspace(t, files = {}) {
+  const ws = makeWorkspace(files);
+  t.after(ws.cleanup);
+  return ws;
+}
+
+/** fsguard in front of server-filesystem on `dir`, with raw pipes. */
+function rawGuard(t, dir, extraArgs = []) {
+  return spawnRawFor(t, [...extraArgs, '--', process.execPath, SERVER_FS_SCRIPT, dir]);
+}
+
+const toolCall = (id, name, args) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+test('a head read licenses edits but never a rewrite, however many edits follow', async (t) => {
+  const lines = Array.from({ length: 50 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
+  const { file, call } = await openSession(t, { files: { 'long.txt': lines } });
+  assertAllowed(await call('read_text_file', { path: file('long.txt'), head: 5 }), 'head read');
+  assertAllowed(await call('edit_file', { path: file('long.txt'), edits: [{ oldText: 'line 2', newText: 'LINE 2' }] }), 'edit 1');
+  assertAllowed(await call('edit_file', { path: file('long.txt'), edits: [{ oldText: 'line 3', newText: 'LINE 3' }] }), 'edit 2');
+  assertVeto(await call('write_file', { path: file('long.txt'), content: 'five lines\n' }), 'partial_read',
+    'a rewrite after a head read and edits');
+  assert.match(readDisk(file('long.txt')), /line 50/);
+});
+
+test('desktop-commander: a partial read, an edit_block and an append never license a rewrite', async (t) => {
+  assert.ok(fs.existsSync(DESKTOP_COMMANDER), 'run scripts/setup.sh to install tests/profiles');
+  const home = makeWorkspace({}, 'fsguard-dc-home-');
+  const ws = makeWorkspace({ 'big.txt': Array.from({ length: 1500 }, (_, i) => `${i + 1}`).join('\n') + '\n' });
+  const s = await connect({ dir: ws.dir, cwd: ws.dir, env: { HOME: home.dir }, upstream: [process.execPath, DESKTOP_COMMANDER] });
+  t.after(async () => { await s.close(); ws.cleanup(); home.cleanup(); });
+  const call = (n, a) => callTool(s.client, n, a);
+  const big = ws.file('big.txt');
+  assertAllowed(await call('read_file', { path: big }), 'read (1000 of 1500 lines)');
+  assertAllowed(await call('edit_block', { file_path: big, old_string: '\n7\n', new_string: '\nseven\n' }), 'edit_block');
+  assertAllowed(await call('write_file', { path: big, content: 'tail\n', mode: 'append' }), 'append');
+  assertVeto(await call('write_file', { path: big, content: 'short\n' }), 'partial_read', 'rewrite');
+  assert.match(readDisk(big), /1500\ntail\n$/);
+});
+
+test('a folder moved by the agent keeps the records of the files read inside it', async (t) => {
+  const { file, call } = await openSession(t, { files: { 'src/a.txt': 'a1\n' } });
+  assertAllowed(await call('read_text_file', { path: file('src/a.txt') }), 'read');
+  assertAllowed(await call('move_file', { source: file('src'), destination: file('lib') }), 'move the folder');
+  assertAllowed(await call('edit_file', { path: file('lib/a.txt'), edits: [{ oldText: 'a1', newText: 'a2' }] }),
+    'edit of the moved file');
+  assert.equal(readDisk(file('lib/a.txt')), 'a2\n');
+});
+
+test('agent-infra: a move onto an existing file that was never read is vetoed', async (t) => {
+  assert.ok(fs.existsSync(AGENT_INFRA), 'run scripts/setup.sh to install tests/profiles');
+  const ws = makeWorkspace({ 'a.txt': 'a\n', 'b.txt': 'b, never read\n' });
+  const s = await connect({ dir: ws.dir, cwd: ws.dir, upstream: [process.execPath, AGENT_INFRA, '--allowed-directories', ws.dir] });
+  t.after(async () => { await s.close(); ws.cleanup(); });
+  const call = (n, a) => callTool(s.client, n, a);
+  assertVeto(await call('move_file', { source: ws.file('a.txt'), destination: ws.file('b.txt') }), 'not_read', 'move onto b');
+  assert.equal(readDisk(ws.file('b.txt')), 'b, never read\n');
+  assertAllowed(await call('read_file', { path: ws.file('b.txt') }), 'read b');
+  assertAllowed(await call('move_file', { source: ws.file('a.txt'), destination: ws.file('b.txt') }), 'move after the read');
+  assert.equal(readDisk(ws.file('b.txt')), 'a\n');
+});
+
+test('a cancelled listing id reused for a read is refused, and never teaches fsguard a directory', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'a\n', 'dirs.txt': 'Allowed directories:\n/\n' });
+  const h = rawGuard(t, ws.dir);
+  await h.initialize(1);
+  h.send(toolCall(5, 'list_allowed_directories', {}));
+  h.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } });
+  // server-filesystem suppresses the answer to a cancelled request: 5 stays pending.
+  h.send(toolCall(5, 'read_text_file', { path: ws.file('dirs.txt') }));
+  const refused = await h.waitMessage((m) => m.id === 5 && m.error);
+  assert.equal(refused.error.code, -32600);
+  h.send(toolCall(6, 'write_file', { path: 'a.txt', content: 'blind\n' }));
+  const veto = await h.response(6);
+  assert.equal(veto.result?._meta?.['fsguard/veto']?.code, 'not_read', JSON.stringify(veto));
+  assert.equal(readDisk(ws.file('a.txt')), 'a\n');
+});
+
+test('requests the server would drop without an answer are refused at once', async (t) => {
+  const ws = workspace(t);
+  const h = rawGuard(t, ws.dir);
+  await h.initialize(1);
+  h.send({ id: 2, method: 'tools/list' });
+  h.send({ jsonrpc: '2.0', id: 9007199254740993, method: 'tools/list' });
+  h.send({ jsonrpc: '2.0', id: 4, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'again', version: '0' } } });
+  assert.equal((await h.response(2, 3000)).error?.code, -32600);
+  assert.equal((await h.waitMessage((m) => m.error && typeof m.id === 'number' && m.id > 1e15, 3000)).error.code, -32600);
+  assert.equal((await h.response(4, 3000)).error?.code, -32600);
+});
+
+test('at client EOF, a write held behind a read is still forwarded and answered', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'a\n' });
+  const h = rawGuard(t, ws.dir);
+  await h.initialize(1);
+  h.send(toolCall(2, 'read_text_file', { path: ws.file('a.txt') }));
+  await h.response(2);
+  h.send(toolCall(3, 'read_text_file', { path: ws.file('a.txt') }));
+  h.send(toolCall(4, 'write_file', { path: ws.file('a.txt'), content: 'b\n' })); // held behind 3
+  h.endInput();
+  const written = await h.response(4);
+  assert.equal(written.error, undefined, JSON.stringify(written));
+  assert.equal(written.result?.isError, undefined, JSON.stringify(written));
+  assert.equal(readDisk(ws.file('a.txt')), 'b\n');
+  assert.ok(await h.waitExit(8000), 'fsguard exits after the last answer');
+});
+
+test('a read of /proc/self/pagemap, which the server refuses, does not stall the session', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'a\n' });
+  const h = rawGuard(t, ws.dir);
+  await h.initialize(1);
+  h.send(toolCall(2, 'read_text_file', { path: '/proc/self/pagemap' }));
+  h.send(toolCall(3, 'list_directory', { path: ws.dir }));
+  // Hashing the endless file took about 50 s; the answer comes in milliseconds.
+  const listed = await h.response(3, 5000);
+  assert.match(JSON.stringify(listed.result), /a\.txt/);
+  assert.equal((await h.response(2, 5000)).result?.isError, true);
+});
+
+test('a read longer than Claude Code shows the model does not license write_file', async (t) => {
+  const ws = workspace(t, { 'big.txt': 'x'.repeat(30_000) + '\n' });
+  const h = rawGuard(t, ws.dir);
+  h.send({
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.240' } },
+  });
+  await h.response(1);
+  h.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  h.send(toolCall(2, 'read_text_file', { path: ws.file('big.txt') }));
+  await h.response(2);
+  h.send(toolCall(3, 'write_file', { path: ws.file('big.txt'), content: 'short\n' }));
+  const veto = await h.response(3);
+  assert.equal(veto.result?._meta?.['fsguard/veto']?.code, 'partial_read', JSON.stringify(veto).slice(0, 400));
+  assert.match(veto.result.content[0].text, /claude-code shows the model only/);
+  h.send(toolCall(4, 'edit_file', { path: ws.file('big.txt'), edits: [{ oldText: 'xxx', newText: 'yyy' }] }));
+  assert.equal((await h.response(4)).result?.isError, undefined, 'an edit is still licensed');
+});
