@@ -13,7 +13,8 @@
 namespace fsguard {
 
 AuditLog::AuditLog(AuditLog&& other) noexcept
-  : m_fd(std::exchange(other.m_fd, -1)), m_path(std::move(other.m_path))
+  : m_fd(std::exchange(other.m_fd, -1)), m_path(std::move(other.m_path)),
+    m_failing(other.m_failing), m_lost(other.m_lost)
 {
 }
 
@@ -25,6 +26,8 @@ AuditLog& AuditLog::operator=(AuditLog&& other) noexcept
     }
     m_fd = std::exchange(other.m_fd, -1);
     m_path = std::move(other.m_path);
+    m_failing = other.m_failing;
+    m_lost = other.m_lost;
   }
   return *this;
 }
@@ -48,10 +51,10 @@ Result<AuditLog, std::string> AuditLog::open(const std::string& path)
   return log;
 }
 
-void AuditLog::write(const nlohmann::ordered_json& record) const
+std::string AuditLog::write(const nlohmann::ordered_json& record)
 {
   if (m_fd < 0) {
-    return;
+    return {};
   }
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
@@ -65,7 +68,23 @@ void AuditLog::write(const nlohmann::ordered_json& record) const
   const std::string text =
     line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   // One write: O_APPEND makes it land whole at the end of the file.
-  [[maybe_unused]] const ssize_t written = ::write(m_fd, text.data(), text.size());
+  const ssize_t written = ::write(m_fd, text.data(), text.size());
+  if (written == static_cast<ssize_t>(text.size())) {
+    if (!m_failing) {
+      return {};
+    }
+    m_failing = false;
+    return "the audit log " + m_path + " takes records again; " + std::to_string(std::exchange(m_lost, 0))
+           + " were lost while it failed";
+  }
+  const int failure = written < 0 ? errno : ENOSPC;
+  ++m_lost;
+  if (m_failing) {
+    return {};
+  }
+  m_failing = true;
+  return "cannot append to the audit log " + m_path + ": " + std::strerror(failure)
+         + "; records are lost until it takes them again (reported once)";
 }
 
 } // namespace fsguard

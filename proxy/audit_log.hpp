@@ -27,11 +27,16 @@ public:
   const std::string& path() const { return m_path; }
 
   // Appends `record` as one line, with "time" (UTC, ms) and "pid" first.
-  void write(const nlohmann::ordered_json& record) const;
+  // Returns a line for stderr when an outage starts (a failed append, e.g.
+  // ENOSPC) or ends (with how many records were lost), "" otherwise: a
+  // failure is reported once per outage, not once per record.
+  std::string write(const nlohmann::ordered_json& record);
 
 private:
   int m_fd = -1;
   std::string m_path;
+  bool m_failing = false;
+  std::size_t m_lost = 0; // records lost in the current outage
 };
 
 } // namespace fsguard

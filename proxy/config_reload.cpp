@@ -13,7 +13,7 @@ void reload_config(Session& session)
   if (!loaded) {
     session.log.error("config not reloaded, the last good config stays in force: "
                       + loaded.error());
-    session.audit.write({{"event", "config_reload"}, {"file", *session.inputs.file},
+    audit(session, {{"event", "config_reload"}, {"file", *session.inputs.file},
                          {"result", "rejected"}, {"reason", loaded.error()}});
     return;
   }
@@ -35,12 +35,12 @@ void reload_config(Session& session)
   session.log.set_level(config.log_level);
   session.log.info("reloaded the config from " + *session.inputs.file + " (mode "
                    + std::string(to_string(config.mode)) + ")");
-  session.audit.write({{"event", "config_reload"}, {"file", *session.inputs.file},
+  audit(session, {{"event", "config_reload"}, {"file", *session.inputs.file},
                        {"result", "applied"}});
   if (config.mode != previous) {
     session.log.warn("mode changed from " + std::string(to_string(previous)) + " to "
                      + std::string(to_string(config.mode)));
-    session.audit.write({{"event", "mode_change"}, {"from", to_string(previous)},
+    audit(session, {{"event", "mode_change"}, {"from", to_string(previous)},
                          {"to", to_string(config.mode)}, {"source", config.sources["mode"]}});
   }
 }

@@ -24,8 +24,8 @@ constexpr auto k_settle = std::chrono::milliseconds(100);
 
 } // namespace
 
-ConfigWatch::ConfigWatch(asio::io_context& context, int fd, std::string name)
-  : m_events(context, fd), m_name(std::move(name))
+ConfigWatch::ConfigWatch(asio::io_context& context, int fd, std::string file)
+  : m_events(context, fd), m_file(std::move(file))
 {
 }
 
@@ -41,16 +41,38 @@ Result<std::unique_ptr<ConfigWatch>, std::string> ConfigWatch::start(asio::io_co
   if (fd < 0) {
     return "cannot watch " + file + ": " + std::strerror(errno);
   }
-  const std::string directory = absolute.parent_path().string();
-  if (::inotify_add_watch(fd, directory.c_str(),
-                          IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM)
-      < 0) {
-    const int failure = errno;
-    ::close(fd);
-    return "cannot watch " + directory + ": " + std::strerror(failure);
+  std::unique_ptr<ConfigWatch> watch(new ConfigWatch(context, fd, absolute.string()));
+  if (auto watched = watch->watch_chain(); !watched) {
+    return watched.error();
   }
-  return std::unique_ptr<ConfigWatch>(
-    new ConfigWatch(context, fd, absolute.filename().string()));
+  return watch;
+}
+
+Result<bool, std::string> ConfigWatch::watch_chain()
+{
+  namespace fs = std::filesystem;
+  constexpr int k_max_links = 40; // as the kernel's ELOOP limit
+  fs::path current = m_file;
+  for (int hop = 0; hop <= k_max_links; ++hop) {
+    const std::string directory = current.parent_path().string();
+    const int watch = ::inotify_add_watch(
+      m_events.native_handle(), directory.c_str(),
+      IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_ATTRIB);
+    if (watch < 0) {
+      return "cannot watch " + directory + ": " + std::strerror(errno);
+    }
+    m_names[watch].insert(current.filename().string());
+    std::error_code error;
+    if (!fs::is_symlink(current, error)) {
+      return true;
+    }
+    const fs::path target = fs::read_symlink(current, error);
+    if (error) {
+      return true;
+    }
+    current = (target.is_absolute() ? target : current.parent_path() / target).lexically_normal();
+  }
+  return true;
 }
 
 bool ConfigWatch::names_our_file(const char* events, std::size_t size) const
@@ -59,7 +81,9 @@ bool ConfigWatch::names_our_file(const char* events, std::size_t size) const
     inotify_event event;
     std::memcpy(&event, events + at, sizeof event);
     const char* name = events + at + sizeof(inotify_event);
-    if (event.len > 0 && m_name == std::string(name, ::strnlen(name, event.len))) {
+    const auto names = m_names.find(event.wd);
+    if (event.len > 0 && names != m_names.end()
+        && names->second.contains(std::string(name, ::strnlen(name, event.len)))) {
       return true;
     }
     at += sizeof(inotify_event) + event.len;
@@ -81,6 +105,7 @@ asio::awaitable<bool> ConfigWatch::next_change()
     // Editors write, rename and chmod in quick succession: let them finish.
     asio::steady_timer settle(m_events.get_executor(), k_settle);
     co_await settle.async_wait(k_use);
+    watch_chain(); // a link may point elsewhere now; a failure keeps the old watches
     co_return true;
   }
 }

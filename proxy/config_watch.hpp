@@ -1,8 +1,12 @@
 // Watches the config file for changes with inotify on its directory, since
-// editors save by writing a new file and renaming it over the old one.
+// editors save by writing a new file and renaming it over the old one. A
+// config that is a symlink (dotfiles managers) is watched along its links,
+// so a change of the file it points to reloads it too.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
@@ -25,11 +29,15 @@ public:
   boost::asio::awaitable<bool> next_change();
 
 private:
-  ConfigWatch(boost::asio::io_context& context, int fd, std::string name);
+  ConfigWatch(boost::asio::io_context& context, int fd, std::string file);
+  // Watches the directory of every name on the way from the config file to
+  // the file it finally names. Errors say why one cannot be watched.
+  Result<bool, std::string> watch_chain();
   bool names_our_file(const char* events, std::size_t size) const;
 
   boost::asio::posix::stream_descriptor m_events;
-  std::string m_name; // the file's name inside the watched directory
+  std::string m_file;                           // absolute, as given
+  std::map<int, std::set<std::string>> m_names; // watch -> names inside it
 };
 
 } // namespace fsguard

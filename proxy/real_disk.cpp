@@ -154,6 +154,11 @@ Result<ContentHash, DiskError> RealDisk::hash_open_file(int fd, off_t size)
     }
     m_hasher.append(m_buffer.get(), static_cast<std::size_t>(count));
     total += count;
+    if (total > size + k_max_bytes_past_size) {
+      // Pseudo files (/proc/self/pagemap) claim a size of 0 and never end:
+      // no file the agent could have read whole grows this far while read.
+      return DiskError{EFBIG};
+    }
     if (static_cast<std::size_t>(count) < k_chunk && size > 0 && total >= size) {
       // A short read at the size fstat gave is the end: spare the read of 0.
       // (Files that claim size 0, as in /proc, are read until read() says so.)

@@ -27,6 +27,8 @@ private:
   Result<ContentHash, DiskError> hash_open_file(int fd, off_t size);
 
   static constexpr std::size_t k_chunk = 256 * 1024;
+  // How far past its stat size a file may go on while it is hashed.
+  static constexpr off_t k_max_bytes_past_size = 64 * 1024 * 1024;
   // Reused by every hash: no allocation (or mmap) per file.
   std::unique_ptr<char[]> m_buffer = std::make_unique_for_overwrite<char[]>(k_chunk);
   ContentHasher m_hasher;

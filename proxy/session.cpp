@@ -12,13 +12,20 @@ std::string describe_status(int status)
   return "status " + std::to_string(status);
 }
 
+void audit(Session& session, const nlohmann::ordered_json& record)
+{
+  if (const std::string problem = session.audit.write(record); !problem.empty()) {
+    session.log.error(problem);
+  }
+}
+
 awaitable<void> flush(Session& session, Outbox& out)
 {
   for (const auto& line : out.log) {
     session.log.write(line.level, line.text);
   }
   for (const auto& record : out.decisions) {
-    session.audit.write(record);
+    audit(session, record);
   }
   for (auto& line : out.to_client) {
     co_await send(session.to_client, std::move(line));

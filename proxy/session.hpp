@@ -99,6 +99,10 @@ awaitable<void> send(Writer& writer, std::string line)
   co_await writer.write(line);
 }
 
+// Appends `record` to the session's audit log; a failed append is logged
+// once per outage.
+void audit(Session& session, const nlohmann::ordered_json& record);
+
 // Writes what the guard wants sent, logged and audited.
 awaitable<void> flush(Session& session, Outbox& out);
 

@@ -47,12 +47,21 @@ equivalent_entry(Disk& disk, const std::string& directory, std::string_view name
   if (!wanted) {
     return PathError{"the name is not valid UTF-8"};
   }
+  const std::string newer = "characters newer than fsguard's Unicode tables ("
+                            + std::string(unicode_version())
+                            + "), which the server may match with other names";
+  if (has_unassigned_code_point(name)) {
+    return PathError{"the name holds " + newer};
+  }
   auto entries = disk.list_directory(directory);
   if (!entries) {
     return std::string();
   }
   std::vector<std::string> matches;
   for (const auto& entry : *entries) {
+    if (entry != name && !is_ascii(entry) && has_unassigned_code_point(entry)) {
+      return PathError{"an existing name in " + directory + " holds " + newer};
+    }
     if (entry != name && to_nfc(entry) == wanted) {
       matches.push_back(entry);
     }

@@ -30,6 +30,34 @@ std::optional<std::string> to_nfc(std::string_view text)
                      static_cast<std::size_t>(length));
 }
 
+bool has_unassigned_code_point(std::string_view text)
+{
+  const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+  utf8proc_ssize_t at = 0;
+  const auto size = static_cast<utf8proc_ssize_t>(text.size());
+  while (at < size) {
+    if (bytes[at] < 0x80) {
+      ++at;
+      continue;
+    }
+    utf8proc_int32_t code_point = 0;
+    const auto length = utf8proc_iterate(bytes + at, size - at, &code_point);
+    if (length <= 0) {
+      return true; // not valid UTF-8: nothing can be told
+    }
+    if (utf8proc_category(code_point) == UTF8PROC_CATEGORY_CN) {
+      return true;
+    }
+    at += length;
+  }
+  return false;
+}
+
+std::string_view unicode_version()
+{
+  return utf8proc_unicode_version();
+}
+
 namespace {
 
 // ECMAScript WhiteSpace and LineTerminator code points.

@@ -40,6 +40,13 @@ Utf8Sequence utf8_sequence(std::string_view bytes, std::size_t at);
 // `text` in Normalization Form C, or nothing if `text` is not valid UTF-8.
 std::optional<std::string> to_nfc(std::string_view text);
 
+// True if `text` (valid UTF-8) holds a code point that fsguard's Unicode
+// tables do not assign: Node's newer tables may normalize it differently.
+bool has_unassigned_code_point(std::string_view text);
+
+// The Unicode version of fsguard's tables, e.g. "15.0.0".
+std::string_view unicode_version();
+
 // `bytes` with each invalid UTF-8 sequence replaced by U+FFFD the way
 // WHATWG decoders (and so Node.js) do, or nothing if `bytes` is valid.
 std::optional<std::string> replace_invalid_utf8(std::string_view bytes);

@@ -165,3 +165,49 @@ test('a read longer than Claude Code shows the model does not license write_file
   h.send(toolCall(4, 'edit_file', { path: ws.file('big.txt'), edits: [{ oldText: 'xxx', newText: 'yyy' }] }));
   assert.equal((await h.response(4)).result?.isError, undefined, 'an edit is still licensed');
 });
+
+test('a config file that is a symlink reloads when the file it points to changes', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'a\n', 'dotfiles/.keep': '' });
+  const target = ws.file('dotfiles/fsguard.json');
+  fs.writeFileSync(target, JSON.stringify({ mode: 'enforce' }));
+  const link = ws.file('fsguard.json');
+  fs.symlinkSync(target, link);
+  const s = await connect({ dir: ws.dir, extraArgs: ['--config', link] });
+  t.after(() => s.close());
+  const blind = () => callTool(s.client, 'write_file', { path: ws.file('a.txt'), content: 'blind\n' });
+  assertVeto(await blind(), 'not_read', 'enforce');
+  fs.writeFileSync(`${target}.tmp`, JSON.stringify({ mode: 'warn' }));
+  fs.renameSync(`${target}.tmp`, target); // the dotfiles manager saves the target
+  let res;
+  for (let waited = 0; waited < 3000; waited += 100) {
+    res = await blind();
+    if (res.isError !== true) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assertAllowed(res, 'warn mode applied through the link');
+});
+
+test('an audit log on a full disk is reported once, and the session goes on', async (t) => {
+  assert.ok(fs.existsSync('/dev/full'), 'this test needs /dev/full');
+  const ws = workspace(t, { 'a.txt': 'a\n' });
+  const config = ws.file('fsguard.json');
+  fs.writeFileSync(config, JSON.stringify({ audit_log: '/dev/full' }));
+  const s = await connect({ dir: ws.dir, extraArgs: ['--config', config] });
+  t.after(() => s.close());
+  for (let i = 0; i < 5; i += 1) {
+    assertVeto(await callTool(s.client, 'write_file', { path: ws.file('a.txt'), content: 'x\n' }), 'not_read', `write ${i}`);
+  }
+  const reports = s.stderrText().match(/cannot append to the audit log/g) ?? [];
+  assert.equal(reports.length, 1, s.stderrText());
+  assert.match(s.stderrText(), /No space left on device/);
+});
+
+test('an audit log that cannot be opened stops fsguard with exit status 2, as documented', async (t) => {
+  const ws = workspace(t);
+  const config = ws.file('fsguard.json');
+  fs.writeFileSync(config, JSON.stringify({ audit_log: ws.file('missing-dir/audit.jsonl') }));
+  const h = spawnRawFor(t, ['--config', config, '--', process.execPath, SERVER_FS_SCRIPT, ws.dir]);
+  const exit = await h.waitExit(5000);
+  assert.equal(exit?.code, 2, h.stderrText());
+  assert.match(h.stderrText(), /cannot open the audit log/);
+});

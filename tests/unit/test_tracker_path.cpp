@@ -204,3 +204,25 @@ TEST_SUITE("path")
     CHECK(lexically_normal("/a/./b//c/") == "/a/b/c");
   }
 }
+
+TEST_SUITE("path")
+{
+  // U+1CC00 was assigned in Unicode 16, after the tables of utf8proc 2.8
+  // (Unicode 15): Node's newer ICU may normalize it, utf8proc cannot tell.
+  TEST_CASE("a name with characters newer than fsguard's Unicode tables is refused, not guessed")
+  {
+    REQUIRE(has_unassigned_code_point("\xF0\x9C\xB0\x80"));
+    CHECK_FALSE(has_unassigned_code_point("caf\xC3\xA9"));
+    FakeDisk disk = make_workspace();
+    const auto missing = resolve_path(disk, "/ws/new\xF0\x9C\xB0\x80.txt", k_absolute_only);
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().reason.find("newer than fsguard's Unicode tables")
+          != std::string::npos);
+    // An existing name with such characters next to a missing non-ASCII name.
+    disk.write("/ws/old\xF0\x9C\xB0\x80.txt", "x");
+    const auto beside = resolve_path(disk, "/ws/cafe\xCC\x81-new.txt", k_absolute_only);
+    REQUIRE_FALSE(beside);
+    // ASCII names never need the tables.
+    CHECK(resolve_path(disk, "/ws/plain-new.txt", k_absolute_only));
+  }
+}
