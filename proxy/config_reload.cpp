@@ -31,6 +31,7 @@ void reload_config(Session& session)
   }
   session.config = config;
   session.guard.set_settings(guard_settings(config));
+  session.disk.set_max_hash_bytes(static_cast<std::int64_t>(config.max_line_bytes));
   session.guard.set_auditing(session.audit.enabled());
   session.log.set_level(config.log_level);
   session.log.info("reloaded the config from " + *session.inputs.file + " (mode "

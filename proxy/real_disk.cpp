@@ -178,6 +178,9 @@ Result<Fingerprint, DiskError> RealDisk::fingerprint(const std::string& path)
     if (!file) {
       return file.error();
     }
+    if (file->info.st_size > max_hash_bytes()) {
+      return DiskError{EFBIG};
+    }
     auto hash = hash_open_file(file->fd, file->info.st_size);
     if (!hash) {
       return hash.error();

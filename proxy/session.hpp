@@ -59,6 +59,8 @@ struct Session {
       output_done(context, asio::steady_timer::time_point::max()),
       heap_trimmer(context.get_executor())
   {
+    // No read of a larger file reaches the agent whole (see RealDisk).
+    disk.set_max_hash_bytes(static_cast<std::int64_t>(settings.max_line_bytes));
   }
 
   asio::io_context& context;

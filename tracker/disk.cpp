@@ -12,6 +12,10 @@ bool DiskError::missing() const
 
 std::string DiskError::describe() const
 {
+  if (error_number == EFBIG) {
+    return "it is larger than the most fsguard hashes (max_line_bytes), so no read of it "
+           "through fsguard shows all of it";
+  }
   return std::strerror(error_number);
 }
 
@@ -31,6 +35,9 @@ Result<Fingerprint, DiskError> take_fingerprint(Disk& disk, const std::string& p
     auto before = disk.stat(path);
     if (!before) {
       return before.error();
+    }
+    if (before->size > disk.max_hash_bytes()) {
+      return DiskError{EFBIG};
     }
     auto hash = disk.hash(path);
     if (!hash) {

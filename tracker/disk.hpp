@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,14 @@ public:
   // the one belongs to the other (see take_fingerprint, which this does
   // unless a Disk knows a cheaper way).
   virtual Result<Fingerprint, DiskError> fingerprint(const std::string& path);
+
+  // Files larger than `bytes` are never hashed: fingerprint() fails with
+  // EFBIG, so file work on the one relay thread stays bounded.
+  void set_max_hash_bytes(std::int64_t bytes) { m_max_hash_bytes = bytes; }
+  std::int64_t max_hash_bytes() const { return m_max_hash_bytes; }
+
+private:
+  std::int64_t m_max_hash_bytes = std::numeric_limits<std::int64_t>::max();
 };
 
 // stat(), hash() and stat() again of `path`, as one fingerprint stamped with

@@ -1,5 +1,7 @@
 #include "tracker/tracker.hpp"
 
+#include <cerrno>
+
 namespace fsguard {
 
 namespace {
@@ -164,6 +166,11 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     return veto;
   }
 
+  if (current->size > m_disk.max_hash_bytes()) {
+    veto.code = VetoCode::cannot_inspect;
+    veto.reason = DiskError{EFBIG}.describe();
+    return veto;
+  }
   const auto found = m_records.find(path);
   if (found == m_records.end()) {
     veto.code = VetoCode::not_read;
@@ -186,6 +193,16 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
   }
   if (stat_proves_unchanged(record, *current)) {
     return std::nullopt;
+  }
+  if (record.trusted_stat && record.hash_state == HashState::known
+      && record.size != current->size) {
+    // Another size is other content: no need to hash it to know.
+    veto.code = VetoCode::changed;
+    veto.seen_size = record.size;
+    veto.current_size = current->size;
+    veto.seen_at_ns = record.taken_at_ns;
+    veto.current_mtime_ns = current->mtime_ns;
+    return veto;
   }
 
   auto now = m_disk.fingerprint(path);

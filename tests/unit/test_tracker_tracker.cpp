@@ -372,3 +372,50 @@ TEST_SUITE("tracker")
     CHECK(code_of(f.overwrite()) == VetoCode::not_read);
   }
 }
+
+TEST_SUITE("tracker")
+{
+  TEST_CASE("a file larger than the hash limit is never hashed, and a write to it is refused")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    f.disk.set_max_hash_bytes(10);
+    f.disk.advance(k_later);
+    f.disk.write(k_file, std::string(100, 'x'));
+    f.disk.advance(k_later);
+    const int hashes = f.disk.hash_calls;
+    const auto veto = f.overwrite();
+    CHECK(code_of(veto) == VetoCode::cannot_inspect);
+    CHECK(veto->reason.find("max_line_bytes") != std::string::npos);
+    CHECK(f.disk.hash_calls == hashes);
+    f.read(); // a read of it records nothing it cannot vouch for
+    CHECK(f.disk.hash_calls == hashes);
+  }
+
+  TEST_CASE("a file of another size is changed without hashing it")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    f.disk.advance(k_later);
+    f.disk.write(k_file, "a longer text\n");
+    f.disk.advance(k_later);
+    const int hashes = f.disk.hash_calls;
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+    CHECK(f.disk.hash_calls == hashes);
+  }
+}
+
+TEST_SUITE("tracker")
+{
+  TEST_CASE("a write to a file over the hash limit is refused as cannot_inspect even after a read")
+  {
+    Fixture f;
+    f.disk.set_max_hash_bytes(10);
+    f.disk.write(k_file, std::string(100, 'x'));
+    f.disk.advance(k_later);
+    f.read();
+    CHECK(code_of(f.edit()) == VetoCode::cannot_inspect);
+  }
+}
