@@ -26,6 +26,10 @@ struct CallInFlight {
   // The extent of the read that licensed an edit, per file (an edit leaves
   // a record no wider than that).
   std::vector<ReadExtent> licensed_extent;
+  // An edit whose result is its diff: the file's content as the check found
+  // it (what the agent saw), to apply the diff to; none if unknown.
+  std::optional<std::string> edit_base;
+  std::uint64_t sent_at = 0; // the guard's moment when the client sent it
   std::chrono::steady_clock::time_point started{};
   bool expired = false; // no answer in time: it no longer holds other calls
 };

@@ -6,6 +6,7 @@
 #include "proxy/client_limits.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
+#include "tracker/unified_diff.hpp"
 
 namespace fsguard {
 
@@ -181,10 +182,11 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
     out.to_upstream.push_back(std::move(line));
     return;
   }
+  const std::uint64_t sent_at = ++m_moment;
   std::vector<CallInFlight> none;
-  Attempt attempt = try_run(line, request, content_hash, key, none, out, now);
+  Attempt attempt = try_run(line, request, content_hash, key, sent_at, none, out, now);
   if (attempt.outcome != Outcome::ran) {
-    m_held.push_back(Held{std::move(line), request, content_hash, key,
+    m_held.push_back(Held{std::move(line), request, content_hash, key, sent_at,
                           attempt.outcome == Outcome::waiting_for_directories});
   }
 }
@@ -218,8 +220,9 @@ CallInFlight Guard::describe(const nlohmann::json& request, GuardedCall what,
 
 Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
                               const std::optional<ContentHash>& content_hash,
-                              const std::string& key, const std::vector<CallInFlight>& held_before,
-                              Outbox& out, Clock::time_point now)
+                              const std::string& key, std::uint64_t sent_at,
+                              const std::vector<CallInFlight>& held_before, Outbox& out,
+                              Clock::time_point now)
 {
   PendingRequest* entry = m_ledger.find(Peer::upstream, key);
   auto what = guarded(request); // with the tool map in force now
@@ -229,6 +232,7 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
     return {Outcome::ran, {}};
   }
   CallInFlight call = describe(request, std::move(*what), content_hash);
+  call.sent_at = sent_at;
   if (awaits_directories(call)) {
     // The server's allowed directories are in doubt: ask it, and hold the
     // call rather than refuse a path that will resolve in a moment.
@@ -329,6 +333,19 @@ bool Guard::blocked(const CallInFlight& call, const std::vector<CallInFlight>& h
   return false;
 }
 
+std::optional<std::string> Guard::content_seen(const std::string& file)
+{
+  const SeenRecord* record = m_tracker.find(file);
+  if (record == nullptr || record->hash_state != HashState::known) {
+    return std::nullopt;
+  }
+  auto bytes = m_disk.read(file);
+  if (!bytes || m_disk.hash_of(*bytes) != record->hash) {
+    return std::nullopt; // it moved on since the check: nothing to vouch for
+  }
+  return std::move(bytes).value();
+}
+
 bool Guard::server_refuses(const std::string& file) const
 {
   const PathContext& context = m_paths.context();
@@ -394,7 +411,8 @@ std::optional<Veto> Guard::decide_change(CallInFlight& call)
       // been read whole, as for a write.
       if (index == 1) {
         if (auto veto = m_tracker.check_write(*file, WriteKind::overwrite,
-                                              m_settings.partial_read_allows_write)) {
+                                              m_settings.partial_read_allows_write,
+                                              call.sent_at)) {
           return veto;
         }
       }
@@ -404,11 +422,14 @@ std::optional<Veto> Guard::decide_change(CallInFlight& call)
       call.what.role == ToolRole::write ? WriteKind::overwrite : WriteKind::edit;
     if (kind == WriteKind::edit) {
       // Taken first: a veto let through (warn, off) licenses nothing whole.
-      call.licensed_extent[index] = m_tracker.extent_of(*file);
+      call.licensed_extent[index] = m_tracker.extent_of(*file, call.sent_at);
     }
-    if (auto veto =
-          m_tracker.check_write(*file, kind, m_settings.partial_read_allows_write)) {
+    if (auto veto = m_tracker.check_write(*file, kind, m_settings.partial_read_allows_write,
+                                          call.sent_at)) {
       return veto;
+    }
+    if (call.what.result_is_diff) {
+      call.edit_base = content_seen(*file);
     }
   }
   return std::nullopt;
@@ -569,7 +590,8 @@ void Guard::record_answer(const CallInFlight& call, std::string_view line,
   // Most answers only need their outcome, which a skim finds without
   // parsing megabytes of file content; the rest need the text.
   const bool is_read = call.what.role == ToolRole::read;
-  const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty();
+  const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty()
+                          || (call.what.role == ToolRole::edit && call.what.result_is_diff);
   nlohmann::json response;
   bool ok = false;
   const auto skimmed_ok = needs_text ? std::nullopt : skim_tool_succeeded(skimmed);
@@ -610,19 +632,43 @@ void Guard::record_answer(const CallInFlight& call, std::string_view line,
                + " characters long, and " + m_client_name + " shows the model only the first "
                + std::to_string(*limit);
     }
+    const std::uint64_t shown_at = ++m_moment;
     for (std::size_t index = 0; index < call.files.size(); ++index) {
       if (call.files[index] && read[index]) {
-        m_tracker.finish_read(*call.files[index], call.read_starts[index], extent, reason);
+        m_tracker.finish_read(*call.files[index], call.read_starts[index], extent, reason,
+                              shown_at);
       }
     }
     break;
   }
-  case ToolRole::write:
   case ToolRole::edit:
+    if (call.what.result_is_diff && call.files.front()) {
+      // What the edit should have left: its diff applied to what the agent
+      // saw. A writer that lands at the same moment is then not taken for
+      // the agent's own edit.
+      const auto expected =
+        call.edit_base ? apply_unified_diff(without_carriage_returns(*call.edit_base),
+                                            result_text(response))
+                       : std::nullopt;
+      if (!expected) {
+        m_tracker.mark_unknown(*call.files.front(),
+                               "fsguard could not confirm what the last " + call.what.tool
+                                 + " left in the file");
+        break;
+      }
+      m_tracker.finish_write(*call.files.front(), m_disk.hash_of(*expected),
+                             call.licensed_extent.empty() ? ReadExtent::partial
+                                                          : call.licensed_extent.front(),
+                             call.sent_at);
+      break;
+    }
+    [[fallthrough]];
+  case ToolRole::write:
     if (call.files.front()) {
       m_tracker.finish_write(*call.files.front(), call.expected,
                              call.licensed_extent.empty() ? ReadExtent::partial
-                                                          : call.licensed_extent.front());
+                                                          : call.licensed_extent.front(),
+                             call.sent_at);
     }
     break;
   case ToolRole::move:
@@ -662,8 +708,8 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
       m_held.push_back(std::move(held));
       continue;
     }
-    Attempt attempt = try_run(held.line, held.request, held.content_hash, held.key, held_before,
-                              out, now);
+    Attempt attempt = try_run(held.line, held.request, held.content_hash, held.key,
+                              held.sent_at, held_before, out, now);
     if (attempt.outcome == Outcome::held) {
       held_before.push_back(std::move(*attempt.call));
     }

@@ -90,6 +90,7 @@ private:
     nlohmann::json request; // the request as parsed, minus a write's content
     std::optional<ContentHash> content_hash;
     std::string key;
+    std::uint64_t sent_at = 0;
     bool awaiting_directories = false; // re-described once they are known
   };
 
@@ -108,12 +109,14 @@ private:
   // or in flight, or for the server's directories.
   Attempt try_run(std::string& line, const nlohmann::json& request,
                   const std::optional<ContentHash>& content_hash, const std::string& key,
-                  const std::vector<CallInFlight>& held_before, Outbox& out,
-                  Clock::time_point now);
+                  std::uint64_t sent_at, const std::vector<CallInFlight>& held_before,
+                  Outbox& out, Clock::time_point now);
   bool awaits_directories(const CallInFlight& call) const;
   std::optional<Veto> confinement_veto(const CallInFlight& call) const;
   bool blocked(const CallInFlight& call, const std::vector<CallInFlight>& held_before) const;
   bool server_refuses(const std::string& file) const;
+  // The content of `file` if it still is what the agent's record shows.
+  std::optional<std::string> content_seen(const std::string& file);
   void start(std::string line, CallInFlight call, const std::string& key, Outbox& out,
              Clock::time_point now);
   std::optional<Veto> decide_change(CallInFlight& call);
@@ -134,6 +137,9 @@ private:
   Ledger m_ledger;
   ServerPaths m_paths;
   std::string m_client_name; // clientInfo.name from initialize
+  // Orders what the client sent and what it was shown: a read shown after
+  // a call was sent cannot have informed that call.
+  std::uint64_t m_moment = 0;
   struct Busy {
     int calls = 0;
     int moves = 0;

@@ -137,6 +137,42 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
   return hash_open_file(file->fd, file->info.st_size);
 }
 
+Result<std::string, DiskError> RealDisk::read(const std::string& path)
+{
+  const auto file = open_regular(path);
+  if (!file) {
+    return file.error();
+  }
+  if (file->info.st_size > max_hash_bytes()) {
+    return DiskError{EFBIG};
+  }
+  std::string bytes;
+  for (;;) {
+    const std::size_t at = bytes.size();
+    bytes.resize(at + k_chunk);
+    const ssize_t count = ::read(file->fd, bytes.data() + at, k_chunk);
+    if (count < 0 && errno == EINTR) {
+      bytes.resize(at);
+      continue;
+    }
+    if (count < 0) {
+      return DiskError{errno};
+    }
+    bytes.resize(at + static_cast<std::size_t>(count));
+    if (count == 0) {
+      return bytes;
+    }
+    if (static_cast<std::int64_t>(bytes.size()) > max_hash_bytes()) {
+      return DiskError{EFBIG};
+    }
+  }
+}
+
+ContentHash RealDisk::hash_of(std::string_view bytes)
+{
+  return hash_bytes(bytes);
+}
+
 Result<ContentHash, DiskError> RealDisk::hash_open_file(int fd, off_t size)
 {
   m_hasher.reset();

@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tracker/file_state.hpp"
@@ -34,6 +35,12 @@ public:
 
   // realpath() of `path`, which must exist.
   virtual Result<std::string, DiskError> real_path(const std::string& path) = 0;
+
+  // The bytes of the regular file at `path`; EFBIG past max_hash_bytes().
+  virtual Result<std::string, DiskError> read(const std::string& path) = 0;
+
+  // The content hash of `bytes`, equal to hash() of a file holding them.
+  virtual ContentHash hash_of(std::string_view bytes) = 0;
 
   // Names of the entries of directory `path` (without "." and "..").
   virtual Result<std::vector<std::string>, DiskError>

@@ -88,6 +88,9 @@ ToolMap server_filesystem_tools()
   tools["read_file"] = text_read; // the deprecated alias
   tools["read_media_file"] = spec(ToolRole::read);
   add_reference_file_tools(tools);
+  // Its edit_file answers with the unified diff it applied (measured in
+  // docs: upstream facts), so fsguard can tell what the edit left.
+  tools["edit_file"].result_is_diff = true;
   add_others(tools, {"create_directory", "list_directory", "list_directory_with_sizes",
                      "directory_tree", "search_files", "get_file_info"});
   return tools;

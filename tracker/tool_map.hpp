@@ -37,6 +37,9 @@ struct ToolSpec {
   // A write to a file with one of these extensions (lower case, with the
   // dot) stores a conversion of the content, not the content itself.
   std::vector<std::string> converted_extensions;
+  // An edit whose result text is the unified diff it applied to the file
+  // (with CRLF turned into LF first), as server-filesystem's edit_file.
+  bool result_is_diff = false;
   // Another role when argument `role_argument` has one of these values
   // (write_file with mode "append" edits).
   std::string role_argument;
@@ -64,6 +67,7 @@ struct GuardedCall {
   std::string whole_if_status;     // see ToolSpec
   ReadExtent extent = ReadExtent::whole;
   bool content_converted = false;  // see ToolSpec::converted_extensions
+  bool result_is_diff = false;     // see ToolSpec
 };
 
 // Describes the call of `tool` with `arguments` under `tools`: nothing when

@@ -1,5 +1,6 @@
 #include "tracker/tracker.hpp"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace fsguard {
@@ -50,7 +51,7 @@ ReadStart Tracker::begin_read(const std::string& path)
 }
 
 void Tracker::finish_read(const std::string& path, const ReadStart& start,
-                          ReadExtent extent, std::string partial_reason)
+                          ReadExtent extent, std::string partial_reason, std::uint64_t shown_at)
 {
   if (extent == ReadExtent::whole) {
     partial_reason.clear();
@@ -64,10 +65,12 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     record.trusted_stat = *stat;
     record.taken_at_ns = now;
     record.size = stat->size;
-    record.extent = extent;
     record.hash_state = HashState::owed;
     record.partial_reason = partial_reason;
-    record.whole_hash_before = whole_read_to_repeat(path, extent);
+    record.known_since = shown_at;
+    record.extent = extent;
+    record.whole_since = extent == ReadExtent::whole ? shown_at : k_never;
+    record.earlier = earlier_view(path);
     m_records[path] = record;
     m_owed.push_back(path);
     return;
@@ -82,25 +85,38 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
   }
   SeenRecord record = record_of(*after, extent);
   record.partial_reason = partial_reason;
+  record.known_since = shown_at;
+  record.whole_since = extent == ReadExtent::whole ? shown_at : k_never;
   record.changed_during_read = !start.stat || *start.stat != after->stat
                                || (start.hash && *start.hash != after->hash);
-  if (whole_read_to_repeat(path, extent) == after->hash) {
-    record.extent = ReadExtent::whole; // a head/tail read of content seen whole
-    record.partial_reason.clear();
+  if (const auto earlier = earlier_view(path); earlier && !record.changed_during_read) {
+    merge_earlier(record, *earlier);
   }
   m_records[path] = record;
 }
 
-std::optional<ContentHash> Tracker::whole_read_to_repeat(const std::string& path,
-                                                         ReadExtent extent) const
+std::optional<EarlierView> Tracker::earlier_view(const std::string& path) const
 {
   const auto previous = m_records.find(path);
-  if (extent != ReadExtent::partial || previous == m_records.end()
-      || previous->second.extent != ReadExtent::whole || previous->second.changed_during_read
-      || previous->second.hash_state != HashState::known) {
+  if (previous == m_records.end() || previous->second.changed_during_read
+      || previous->second.unknown_outcome || previous->second.hash_state != HashState::known) {
     return std::nullopt;
   }
-  return previous->second.hash;
+  return EarlierView{previous->second.hash, previous->second.known_since,
+                     previous->second.whole_since};
+}
+
+void Tracker::merge_earlier(SeenRecord& record, const EarlierView& earlier)
+{
+  if (earlier.hash != record.hash) {
+    return; // other content: what was known of the old one says nothing
+  }
+  record.known_since = std::min(record.known_since, earlier.known_since);
+  record.whole_since = std::min(record.whole_since, earlier.whole_since);
+  if (record.whole_since != k_never) {
+    record.extent = ReadExtent::whole; // a head/tail read of content seen whole
+    record.partial_reason.clear();
+  }
 }
 
 void Tracker::settle_reads()
@@ -130,19 +146,20 @@ void Tracker::settle(const std::string& path)
     // stat may vouch for it any more.
     record.hash_state = HashState::lost;
     record.trusted_stat.reset();
+    record.earlier.reset();
     return;
   }
   record.hash = now->hash;
   record.hash_state = HashState::known;
-  if (record.whole_hash_before == record.hash) {
-    record.extent = ReadExtent::whole; // a head/tail read of content seen whole
-    record.partial_reason.clear();
+  if (record.earlier) {
+    merge_earlier(record, *record.earlier);
   }
-  record.whole_hash_before.reset();
+  record.earlier.reset();
 }
 
 std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind,
-                                         PartialReadAllowsOverwrite partial_policy)
+                                         PartialReadAllowsOverwrite partial_policy,
+                                         std::uint64_t sent_at)
 {
   settle(path); // a hash a read still owes, before the file is looked at
   Veto veto;
@@ -179,10 +196,23 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
   SeenRecord& record = found->second;
   if (record.unknown_outcome) {
     veto.code = VetoCode::unknown_outcome;
+    veto.reason = record.unknown_reason;
     return veto;
   }
   if (record.changed_during_read) {
     veto.code = VetoCode::changed_during_read;
+    return veto;
+  }
+  if (record.known_since > sent_at) {
+    veto.code = VetoCode::not_read;
+    veto.reason = "was read only after this call was sent, so the call was not made with "
+                  "its content in view";
+    return veto;
+  }
+  if (kind == WriteKind::overwrite && record.extent == ReadExtent::whole
+      && record.whole_since > sent_at && partial_policy == PartialReadAllowsOverwrite::no) {
+    veto.code = VetoCode::partial_read;
+    veto.reason = "it was read whole only after this call was sent";
     return veto;
   }
   if (kind == WriteKind::overwrite && record.extent == ReadExtent::partial
@@ -214,9 +244,13 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
   if (record.hash_state == HashState::known && now->hash == record.hash) {
     // Same bytes, new metadata (touch, chmod, an identical rewrite).
     const auto extent = record.extent;
+    const auto known_since = record.known_since;
+    const auto whole_since = record.whole_since;
     auto reason = std::move(record.partial_reason);
     record = record_of(*now, extent);
     record.partial_reason = std::move(reason);
+    record.known_since = known_since;
+    record.whole_since = whole_since;
     return std::nullopt;
   }
   veto.code = VetoCode::changed;
@@ -228,7 +262,8 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
 }
 
 void Tracker::finish_write(const std::string& path,
-                           const std::optional<ContentHash>& expected, ReadExtent extent)
+                           const std::optional<ContentHash>& expected, ReadExtent extent,
+                           std::uint64_t sent_at)
 {
   auto after = m_disk.fingerprint(path);
   if (!after || !after->stat.is_regular()) {
@@ -242,6 +277,8 @@ void Tracker::finish_write(const std::string& path,
   }
   SeenRecord record = record_of(*after, extent);
   record.partial_reason = std::move(reason);
+  record.known_since = sent_at;
+  record.whole_since = extent == ReadExtent::whole ? sent_at : k_never;
   if (expected && *expected != after->hash) {
     // Someone else wrote too. Hold the agent to what it wrote, and never let
     // the stat fast path vouch for this record.
@@ -251,10 +288,11 @@ void Tracker::finish_write(const std::string& path,
   m_records[path] = record;
 }
 
-ReadExtent Tracker::extent_of(const std::string& path) const
+ReadExtent Tracker::extent_of(const std::string& path, std::uint64_t sent_at) const
 {
   const auto found = m_records.find(path);
-  return found == m_records.end() ? ReadExtent::partial : found->second.extent;
+  return found == m_records.end() || found->second.whole_since > sent_at ? ReadExtent::partial
+                                                                          : ReadExtent::whole;
 }
 
 void Tracker::finish_move(const std::string& from, const std::string& to)
@@ -285,11 +323,12 @@ void Tracker::finish_move(const std::string& from, const std::string& to)
   }
 }
 
-void Tracker::mark_unknown(const std::string& path)
+void Tracker::mark_unknown(const std::string& path, std::string reason)
 {
   m_records.erase(path);
   SeenRecord record;
   record.unknown_outcome = true;
+  record.unknown_reason = std::move(reason);
   record.hash_state = HashState::lost;
   m_records[path] = record;
 }

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tracker/disk.hpp"
@@ -32,18 +34,35 @@ struct ReadStart {
 // moved in that moment, what the agent saw can no longer be hashed.
 enum class HashState { known, owed, lost };
 
+// A moment that never comes: a record never known whole.
+inline constexpr std::uint64_t k_never = std::numeric_limits<std::uint64_t>::max();
+
+// What an earlier record knew, kept while a new read's hash is owed: if the
+// new read shows the same content, the agent knew it from the earlier moment.
+struct EarlierView {
+  ContentHash hash{};
+  std::uint64_t known_since = 0;
+  std::uint64_t whole_since = k_never;
+};
+
 // What the agent last saw of one file.
 struct SeenRecord {
   std::optional<FileStat> trusted_stat; // absent: always compare content
   ContentHash hash{};
   HashState hash_state = HashState::known;
-  std::optional<ContentHash> whole_hash_before; // owed: a whole read this partial one may repeat
   std::int64_t taken_at_ns = 0;
   std::int64_t size = 0;
   ReadExtent extent = ReadExtent::whole;
   std::string partial_reason; // how a partial view was cut, if not head/tail
   bool changed_during_read = false;
   bool unknown_outcome = false; // a change through fsguard with no known result
+  std::string unknown_reason;   // why, when not a cancel or a timeout
+  // The moments (the caller's counter) since when the agent knows this
+  // content, and knows it whole: when a read's answer reached it, or when
+  // it sent its own write.
+  std::uint64_t known_since = 0;
+  std::uint64_t whole_since = 0;
+  std::optional<EarlierView> earlier; // owed: the record this read replaced
 };
 
 class Tracker {
@@ -58,19 +77,23 @@ public:
   // recorded as changed_during_read. Call it before the response goes on;
   // when the stat alone shows the file held still, it costs one stat and
   // leaves the hash owed to settle_reads().
-  // `partial_reason` says how a partial view was cut when it was not head/tail.
+  // `partial_reason` says how a partial view was cut when it was not head/tail;
+  // `shown_at` is the moment its answer reached the agent (see check_write).
   void finish_read(const std::string& path, const ReadStart& start, ReadExtent extent,
-                   std::string partial_reason = {});
+                   std::string partial_reason = {}, std::uint64_t shown_at = 0);
 
   // Hashes the files whose reads left a hash owed. Call it once their
   // responses are on their way. A file that changed since finish_read() is
   // recorded as unknown content, and a write to it is vetoed as changed.
   void settle_reads();
 
-  // Decides whether a `kind` write of `path` may go ahead: nothing if it may,
-  // the veto otherwise. Refreshes the record when only metadata changed.
+  // Decides whether a `kind` write of `path`, sent by the agent at moment
+  // `sent_at`, may go ahead: nothing if it may, the veto otherwise. Content
+  // the agent came to know only after it sent the call licenses nothing.
+  // Refreshes the record when only metadata changed.
   std::optional<Veto> check_write(const std::string& path, WriteKind kind,
-                                  PartialReadAllowsOverwrite partial_policy);
+                                  PartialReadAllowsOverwrite partial_policy,
+                                  std::uint64_t sent_at = std::numeric_limits<std::uint64_t>::max());
 
   // Records `path` after the agent's own successful write. `expected` is the
   // content hash the write should have produced, when known (write_file); if
@@ -78,12 +101,14 @@ public:
   // agent is held to `expected`, so the next write is vetoed as changed.
   // `extent` is what the agent knows of the result: whole after write_file,
   // after an edit no more than the read that licensed it.
+  // `sent_at` is the moment the agent sent the write: it knows its content
+  // from then on.
   void finish_write(const std::string& path, const std::optional<ContentHash>& expected,
-                    ReadExtent extent = ReadExtent::whole);
+                    ReadExtent extent = ReadExtent::whole, std::uint64_t sent_at = 0);
 
-  // The extent of the agent's view of `path` that would license an edit
-  // now: partial when there is no record (nothing was seen whole).
-  ReadExtent extent_of(const std::string& path) const;
+  // The extent of the agent's view of `path` as of moment `sent_at`:
+  // partial when there is no record, or it was not known whole by then.
+  ReadExtent extent_of(const std::string& path, std::uint64_t sent_at) const;
 
   // Moves the records of `from` and, for a directory, of everything below
   // it to `to` after a successful rename. The record of a replaced `to` is
@@ -92,7 +117,8 @@ public:
 
   // Marks `path` as changed through fsguard with an outcome nobody knows (a
   // cancelled or unanswered write): the next write is vetoed until a read.
-  void mark_unknown(const std::string& path);
+  // `reason` says why, when it is neither a cancel nor a timeout.
+  void mark_unknown(const std::string& path, std::string reason = {});
 
   // Drops what is known of `path`, e.g. when a write's outcome is unknown.
   void forget(const std::string& path);
@@ -102,11 +128,11 @@ public:
 
 private:
   void settle(const std::string& path);
-  // For a head/tail read: the hash of the clean whole read the agent made
-  // of `path` before, if any. A partial read of that same content counts as
-  // whole.
-  std::optional<ContentHash> whole_read_to_repeat(const std::string& path,
-                                                  ReadExtent extent) const;
+  // What the clean record of `path` knew, if any.
+  std::optional<EarlierView> earlier_view(const std::string& path) const;
+  // Keeps the earlier moments in `record` if it shows the same content as
+  // `earlier`: a head/tail read of content seen whole counts as whole.
+  static void merge_earlier(SeenRecord& record, const EarlierView& earlier);
 
   Disk& m_disk;
   std::vector<std::string> m_owed; // paths whose records may owe a hash

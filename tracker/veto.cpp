@@ -40,6 +40,11 @@ std::string veto_text(std::string_view tool, const Veto& veto)
   std::string text = "fsguard refused " + std::string(tool) + ": ";
   switch (veto.code) {
   case VetoCode::not_read:
+    if (!veto.reason.empty()) {
+      text += veto.path + " " + veto.reason + ". ";
+      text += k_read_whole;
+      break;
+    }
     text += veto.path + " already exists and has not been read in this session, "
             "so this would overwrite content you have not seen. ";
     text += k_read_whole;
@@ -81,6 +86,11 @@ std::string veto_text(std::string_view tool, const Veto& veto)
             "(confine_to: " + veto.reason + "). Use a path inside them.";
     break;
   case VetoCode::unknown_outcome:
+    if (!veto.reason.empty()) {
+      text += veto.reason + ", so it cannot tell what " + veto.path
+              + " holds now. Read it again, then retry.";
+      break;
+    }
     text += "an earlier change to " + veto.path + " through fsguard was cancelled or not "
             "answered in time, so nobody knows what the file holds now. Read it again, "
             "then retry.";

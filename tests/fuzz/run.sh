@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target with clang and runs it for a bounded time over
-# the seed corpus. Usage: tests/fuzz/run.sh [seconds] (default 30).
+# Builds the libFuzzer targets with clang and runs each for a bounded time
+# over its seed corpus. Usage: tests/fuzz/run.sh [seconds] (default 30 each).
+#   fuzz_guard:  message parsing, the upstream skim, paths, the tracker
+#   fuzz_ledger: the guard's call ordering against a model of the agent
 # A finding leaves its input in build-fuzz/artifacts/ and fails the run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -11,9 +13,21 @@ if ! command -v clang++ >/dev/null 2>&1; then
 fi
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DFSGUARD_FUZZ=ON >/dev/null
-cmake --build build-fuzz --target fuzz_guard -j2 >/dev/null
-mkdir -p build-fuzz/corpus build-fuzz/artifacts
-# New inputs go to build-fuzz/corpus; the committed seeds stay as they are.
-build-fuzz/tests/fuzz/fuzz_guard build-fuzz/corpus tests/fuzz/corpus \
-  -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 2>&1 | tail -25
+cmake --build build-fuzz --target fuzz_guard fuzz_ledger -j2 >/dev/null
+mkdir -p build-fuzz/artifacts
+for target in fuzz_guard fuzz_ledger; do
+  seeds=tests/fuzz/corpus
+  [[ "$target" == fuzz_ledger ]] && seeds=tests/fuzz/ledger-corpus
+  # New inputs go to build-fuzz/<target>-corpus; the committed seeds stay as they are.
+  mkdir -p "build-fuzz/$target-corpus"
+  echo "fuzz: $target for $seconds s" >&2
+  status=0
+  "build-fuzz/tests/fuzz/$target" "build-fuzz/$target-corpus" "$seeds" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="build-fuzz/artifacts/$target-" -print_final_stats=1 2>&1 | tail -12 ||
+    status=$?
+  if ((status != 0)); then
+    echo "fuzz: $target found a failure (exit $status)" >&2
+    exit "$status"
+  fi
+done

@@ -75,6 +75,35 @@ void FakeDisk::chmod(const std::string& path, std::uint32_t permissions)
   entry.stat.ctime_ns = m_now_ns;
 }
 
+Result<std::string, DiskError> FakeDisk::read(const std::string& path)
+{
+  auto resolved = real_path(path);
+  if (!resolved) {
+    return resolved.error();
+  }
+  const auto found = m_entries.find(*resolved);
+  if (found == m_entries.end()) {
+    return DiskError{ENOENT};
+  }
+  if (!found->second.stat.is_regular()) {
+    return DiskError{EINVAL};
+  }
+  if (found->second.stat.size > max_hash_bytes()) {
+    return DiskError{EFBIG};
+  }
+  return found->second.content;
+}
+
+std::optional<std::string> FakeDisk::content(const std::string& path) const
+{
+  const auto found = m_entries.find(path);
+  if (found == m_entries.end() || !found->second.stat.is_regular()
+      || !found->second.link_target.empty()) {
+    return std::nullopt;
+  }
+  return found->second.content;
+}
+
 void FakeDisk::remove(const std::string& path)
 {
   m_entries.erase(path);

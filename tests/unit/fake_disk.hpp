@@ -5,11 +5,14 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "tracker/disk.hpp"
 
 namespace fsguard::testing {
+
+ContentHash fake_hash(const std::string& content);
 
 class FakeDisk final : public Disk {
 public:
@@ -33,6 +36,9 @@ public:
   // Moves the clock on by `ns` (one tick is much less than the racy window).
   void advance(std::int64_t ns) { m_now_ns += ns; }
 
+  // The content of the regular file `path`, if there is one (for models).
+  std::optional<std::string> content(const std::string& path) const;
+
   // Called once at the start of the next hash(), e.g. to change the file.
   std::function<void()> on_next_hash;
   int hash_calls = 0;
@@ -40,6 +46,8 @@ public:
   Result<FileStat, DiskError> stat(const std::string& path) override;
   Result<ContentHash, DiskError> hash(const std::string& path) override;
   Result<std::string, DiskError> real_path(const std::string& path) override;
+  Result<std::string, DiskError> read(const std::string& path) override;
+  ContentHash hash_of(std::string_view bytes) override { return fake_hash(std::string(bytes)); }
   Result<std::vector<std::string>, DiskError> list_directory(const std::string& path) override;
   std::int64_t now_ns() override { return m_now_ns; }
 

@@ -13,6 +13,29 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A unified diff that replaces all of `before` (lines ending in "\n") by
+// `after`, in the shape server-filesystem's edit_file answers with.
+std::string diff_of(const std::string& before, const std::string& after)
+{
+  const auto lines = [](const std::string& text) {
+    std::vector<std::string> result;
+    for (std::size_t at = 0; at < text.size();) {
+      const auto end = text.find('\n', at);
+      result.push_back(text.substr(at, end - at + 1));
+      at = end + 1;
+    }
+    return result;
+  };
+  const auto old_lines = lines(before);
+  const auto new_lines = lines(after);
+  std::string diff = "```diff\nIndex: f\n===\n--- f\toriginal\n+++ f\tmodified\n@@ -1,"
+                     + std::to_string(old_lines.size()) + " +1," + std::to_string(new_lines.size())
+                     + " @@\n";
+  for (const auto& line : old_lines) diff += "-" + line;
+  for (const auto& line : new_lines) diff += "+" + line;
+  return diff + "```\n\n";
+}
+
 // A guard in front of a pretend server-filesystem serving /ws, driven
 // message by message: the test plays both the client and the upstream.
 struct Session {
@@ -248,14 +271,16 @@ TEST_SUITE("guard")
     for (int id = 2; id < 5; ++id) {
       s.call(id, "edit_file", {{"path", "/ws/a.txt"}, {"edits", nlohmann::json::array()}});
       REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{id});
-      s.disk.write("/ws/a.txt", "edited " + std::to_string(id) + "\n2\n3\n4\n5\n6\n");
-      s.answer_text(id, "```diff\n```");
+      const std::string before = *s.disk.content("/ws/a.txt");
+      const std::string after = "edited " + std::to_string(id) + "\n2\n3\n4\n5\n6\n";
+      s.disk.write("/ws/a.txt", after);
+      s.answer_text(id, diff_of(before, after));
     }
     s.call(9, "write_file", {{"path", "/ws/a.txt"}, {"content", "five lines\n"}});
     CHECK(s.answered(9) == "partial_read");
   }
 
-  TEST_CASE("an edit let through in warn mode leaves a partial record")
+  TEST_CASE("an edit let through in warn mode licenses no rewrite")
   {
     GuardSettings warn;
     warn.mode = Mode::warn;
@@ -263,9 +288,69 @@ TEST_SUITE("guard")
     s.disk.write("/ws/a.txt", "a\n");
     s.call(1, "edit_file", {{"path", "/ws/a.txt"}, {"edits", nlohmann::json::array()}});
     s.disk.write("/ws/a.txt", "b\n");
-    s.answer_text(1, "diff");
-    REQUIRE(s.guard.record("/ws/a.txt") != nullptr);
-    CHECK(s.guard.record("/ws/a.txt")->extent == ReadExtent::partial);
+    s.answer_text(1, diff_of("a\n", "b\n"));
+    const SeenRecord* record = s.guard.record("/ws/a.txt");
+    CHECK((record == nullptr || record->unknown_outcome || record->extent == ReadExtent::partial));
+  }
+
+  TEST_CASE("a writer that lands with the agent's edit is caught by the next write")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\nb\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "edit_file", {{"path", "/ws/a.txt"}, {"edits", nlohmann::json::array()}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    s.disk.write("/ws/a.txt", "A\nb\n");              // the edit
+    s.disk.write("/ws/a.txt", "A\nb\nformatted\n");   // a format-on-save hook
+    s.answer_text(2, diff_of("a\nb\n", "A\nb\n"));
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "new\n"}});
+    CHECK(s.answered(3) == "changed");
+  }
+
+  TEST_CASE("an edit whose diff matches the file leaves a record that licenses the next edit")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\r\nb\r\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "edit_file", {{"path", "/ws/a.txt"}, {"edits", nlohmann::json::array()}});
+    s.disk.replace("/ws/a.txt", "A\nb\n"); // the server writes LF line endings
+    s.answer_text(2, diff_of("a\nb\n", "A\nb\n"));
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "new\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
+  TEST_CASE("an edit whose diff cannot be applied leaves the file unknown")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "edit_file", {{"path", "/ws/a.txt"}, {"edits", nlohmann::json::array()}});
+    s.disk.write("/ws/a.txt", "b\n");
+    s.answer_text(2, "Edited.");
+    s.call(3, "edit_file", {{"path", "/ws/a.txt"}, {"edits", nlohmann::json::array()}});
+    CHECK(s.answered(3) == "unknown_outcome");
+  }
+
+  TEST_CASE("a read answered after a write was sent does not license that write")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\n");
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}}); // sent blind
+    CHECK(s.forwarded_ids().empty());
+    s.answer_text(1, "a\n");
+    CHECK(s.answered(2) == "not_read");
+  }
+
+  TEST_CASE("a write sent after an earlier whole read is not undone by a read in flight")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "read_text_file", {{"path", "/ws/a.txt"}});
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "b\n"}}); // held
+    s.answer_text(2, "a\n");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
   }
 
   TEST_CASE("an empty result answering a read records no read")
