@@ -17,6 +17,7 @@
 #include "proxy/heap.hpp"
 #include "proxy/message.hpp"
 #include "proxy/session.hpp"
+#include "proxy/stderr_writer.hpp"
 #include "proxy/upstream_lifecycle.hpp"
 
 namespace fsguard {
@@ -373,6 +374,9 @@ int run_session(const ConfigInputs& inputs, const Config& config,
   }
   Session session(context, std::move(upstream).value(), config, log, home_directory(),
                   working_directory());
+  StderrWriter stderr_writer(context.get_executor());
+  const LogSinkScope log_to_writer(log, stderr_writer);
+  asio::co_spawn(context, stderr_writer.drain(), asio::detached);
   session.inputs = inputs;
   session.audit = std::move(audit);
   session.guard.set_audit_log(&session.audit);
@@ -398,6 +402,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
     last_words.async_wait([&](boost::system::error_code) { context.stop(); });
   });
   context.run();
+  stderr_writer.finish(k_stderr_grace);
 
   const int status = session.upstream_status.value_or(1);
   if (session.upstream_exited_early && status == 0) {
