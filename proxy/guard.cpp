@@ -86,7 +86,7 @@ Guard::Call Guard::describe(const nlohmann::json& request, GuardedCall what,
       call.problems.push_back(resolved.error());
     }
   }
-  if (what.role == ToolRole::write) {
+  if (what.role == ToolRole::write && what.content_is_file) {
     call.expected = content_hash;
   }
   call.what = std::move(what);
