@@ -55,14 +55,19 @@ Profile agent_infra_filesystem()
 
 // @wonderwhy-er/desktop-commander. read_file shows at most `length` lines
 // (1000 by default) and says so in a status line; only a read whose status
-// says it started at the top and left nothing out is whole. Its
-// read_multiple_files has another format and is not counted as a read.
+// says it started at the top, showed as many lines as the file has, and
+// left nothing out is whole. (It counts the total by "\n" but reads with
+// Node's readline, which also ends a line at a bare "\r": a log with
+// progress bars shows "1000 lines (total: 600 lines, 0 remaining)" for its
+// first half.) Its read_multiple_files has another format and is not
+// counted as a read.
 Profile desktop_commander()
 {
   Profile profile{"desktop-commander", {}, PathRules::absolute_only};
   ToolMap& tools = profile.tools;
   ToolSpec read = spec(ToolRole::read);
-  read.whole_if_status = R"(\[Reading [0-9]+ lines from start \(total: [0-9]+ lines, 0 remaining\)\])";
+  read.whole_if_status =
+    R"(\[Reading (0|[1-9][0-9]*) lines from start \(total: \1 lines, 0 remaining\)\])";
   tools["read_file"] = read;
   ToolSpec write = spec(ToolRole::write);
   write.role_argument = "mode";

@@ -184,3 +184,36 @@ test('profile drift: every tool of the pinned servers is guarded by its profile,
       + `${Object.keys(profile.unguarded).length} unguarded`);
   }
 });
+
+test('desktop-commander: a read whose status numbers disagree is partial (bare carriage returns of progress bars)', async (t) => {
+  const home = makeWorkspace({}, 'fsguard-dc-home-');
+  // A 600-line build log whose first 300 lines redraw a progress bar with
+  // bare "\r": readline sees 1500 lines and shows the first 1000 of them,
+  // about half the file, as "1000 lines (total: 600 lines, 0 remaining)".
+  const lines = Array.from({ length: 600 }, (_, i) => (i < 300
+    ? `step ${i} [#    ]\r[##   ]\r[###  ]\r[#####] done`
+    : `line ${i}`));
+  const ws = makeWorkspace({ 'build.log': lines.join('\n') + '\n', 'plain.log': 'a\nb\nc\n' });
+  const s = await connect({
+    dir: ws.dir, cwd: ws.dir, env: { HOME: home.dir },
+    upstream: [process.execPath, DESKTOP_COMMANDER],
+  });
+  t.after(async () => { await s.close(); ws.cleanup(); home.cleanup(); });
+  const call = (n, a) => callTool(s.client, n, a);
+
+  const log = ws.file('build.log');
+  const before = readDisk(log);
+  const read = await call('read_file', { path: log });
+  assert.match(textOf(read), /^\[Reading 1000 lines from start \(total: 600 lines, 0 remaining\)\]/);
+  assert.doesNotMatch(textOf(read), /line 599/, 'the read stopped early');
+  assertVeto(await call('write_file', { path: log, content: 'rewritten\n', mode: 'rewrite' }),
+    'partial_read', 'rewrite after a read that stopped early');
+  assert.equal(readDisk(log), before);
+
+  // When the numbers agree, the read is whole.
+  const plain = ws.file('plain.log');
+  assert.match(textOf(await call('read_file', { path: plain })),
+    /^\[Reading 3 lines from start \(total: 3 lines, 0 remaining\)\]/);
+  assertAllowed(await call('write_file', { path: plain, content: 'x\n', mode: 'rewrite' }), 'rewrite after a whole read');
+  assert.equal(readDisk(plain), 'x\n');
+});

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <regex>
+
 #include <nlohmann/json.hpp>
 
 #include "tracker/profiles.hpp"
@@ -142,5 +144,20 @@ TEST_SUITE("profiles")
       }
     }
     CHECK(profile_named("desktop-commander")->unguarded.contains("start_process"));
+  }
+
+  TEST_CASE("desktop-commander's status makes a read whole only when the lines read equal the total and none remain")
+  {
+    const std::regex whole(profile_named("desktop-commander")->tools.at("read_file").whole_if_status);
+    CHECK(std::regex_match("[Reading 600 lines from start (total: 600 lines, 0 remaining)]", whole));
+    CHECK(std::regex_match("[Reading 0 lines from start (total: 0 lines, 0 remaining)]", whole));
+    // readline ended lines at bare carriage returns too: the numbers disagree.
+    CHECK_FALSE(std::regex_match("[Reading 1000 lines from start (total: 600 lines, 0 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 60 lines from start (total: 600 lines, 0 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 600 lines from start (total: 60 lines, 0 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 1000 lines from start (total: 1500 lines, 500 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 10 lines from line 5 (total: 10 lines, 0 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 010 lines from start (total: 10 lines, 0 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 10 lines from start]", whole));
   }
 }
