@@ -381,7 +381,7 @@ void Guard::record_response(const Call& call, const nlohmann::json& response)
     }
     for (std::size_t index = 0; index < call.files.size(); ++index) {
       if (call.files[index] && read[index]) {
-        m_tracker.finish_read(*call.files[index], call.read_starts[index], extent);
+        m_tracker.finish_read(*call.files[index], call.read_starts[index], extent, call.what.view);
       }
     }
     break;

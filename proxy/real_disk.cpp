@@ -128,7 +128,7 @@ Result<FileStat, DiskError> RealDisk::stat(const std::string& path)
   return stat_of(info);
 }
 
-Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
+Result<ContentDigest, DiskError> RealDisk::hash(const std::string& path)
 {
   const auto file = open_regular(path);
   if (!file) {
@@ -137,9 +137,10 @@ Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
   return hash_open_file(file->fd, file->info.st_size);
 }
 
-Result<ContentHash, DiskError> RealDisk::hash_open_file(int fd, off_t size)
+Result<ContentDigest, DiskError> RealDisk::hash_open_file(int fd, off_t size)
 {
   m_hasher.reset();
+  m_scanner.reset();
   off_t total = 0;
   for (;;) {
     const ssize_t count = ::read(fd, m_buffer.get(), k_chunk);
@@ -153,6 +154,8 @@ Result<ContentHash, DiskError> RealDisk::hash_open_file(int fd, off_t size)
       break;
     }
     m_hasher.append(m_buffer.get(), static_cast<std::size_t>(count));
+    // The bytes are at hand: whether they are valid UTF-8 costs no extra read.
+    m_scanner.append(std::string_view(m_buffer.get(), static_cast<std::size_t>(count)));
     total += count;
     if (static_cast<std::size_t>(count) < k_chunk && size > 0 && total >= size) {
       // A short read at the size fstat gave is the end: spare the read of 0.
@@ -160,7 +163,7 @@ Result<ContentHash, DiskError> RealDisk::hash_open_file(int fd, off_t size)
       break;
     }
   }
-  return m_hasher.digest();
+  return ContentDigest{m_hasher.digest(), m_scanner.traits()};
 }
 
 Result<Fingerprint, DiskError> RealDisk::fingerprint(const std::string& path)
@@ -183,7 +186,8 @@ Result<Fingerprint, DiskError> RealDisk::fingerprint(const std::string& path)
     }
     fingerprint.stat = stat_of(after);
     if (stat_of(file->info) == fingerprint.stat) {
-      fingerprint.hash = *hash;
+      fingerprint.hash = hash->hash;
+      fingerprint.traits = hash->traits;
       return fingerprint;
     }
   }

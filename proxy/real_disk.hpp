@@ -13,7 +13,7 @@ namespace fsguard {
 class RealDisk final : public Disk {
 public:
   Result<FileStat, DiskError> stat(const std::string& path) override;
-  Result<ContentHash, DiskError> hash(const std::string& path) override;
+  Result<ContentDigest, DiskError> hash(const std::string& path) override;
   Result<std::string, DiskError> real_path(const std::string& path) override;
   Result<std::vector<std::string>, DiskError> list_directory(const std::string& path) override;
   std::int64_t now_ns() override;
@@ -23,13 +23,15 @@ public:
   Result<Fingerprint, DiskError> fingerprint(const std::string& path) override;
 
 private:
-  // Hashes the open regular file `fd` of `size` bytes (as fstat gave it).
-  Result<ContentHash, DiskError> hash_open_file(int fd, off_t size);
+  // Hashes (and scans) the open regular file `fd` of `size` bytes (as
+  // fstat gave it).
+  Result<ContentDigest, DiskError> hash_open_file(int fd, off_t size);
 
   static constexpr std::size_t k_chunk = 256 * 1024;
   // Reused by every hash: no allocation (or mmap) per file.
   std::unique_ptr<char[]> m_buffer = std::make_unique_for_overwrite<char[]>(k_chunk);
   ContentHasher m_hasher;
+  ContentScanner m_scanner;
 };
 
 

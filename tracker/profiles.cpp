@@ -68,6 +68,7 @@ Profile desktop_commander()
   ToolSpec read = spec(ToolRole::read);
   read.whole_if_status =
     R"(\[Reading (0|[1-9][0-9]*) lines from start \(total: \1 lines, 0 remaining\)\])";
+  read.view = ReadView::utf8_lines;
   tools["read_file"] = read;
   ToolSpec write = spec(ToolRole::write);
   write.role_argument = "mode";
@@ -129,7 +130,9 @@ ToolMap server_filesystem_tools()
   text_read.partial_if_set = {"head", "tail"};
   tools["read_text_file"] = text_read;
   tools["read_file"] = text_read; // the deprecated alias
-  tools["read_media_file"] = spec(ToolRole::read);
+  ToolSpec media = spec(ToolRole::read);
+  media.view = ReadView::bytes; // base64: every byte as it is
+  tools["read_media_file"] = media;
   add_reference_file_tools(tools);
   add_others(tools, {"create_directory", "list_directory", "list_directory_with_sizes",
                      "directory_tree", "search_files", "get_file_info"});

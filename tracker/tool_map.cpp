@@ -132,6 +132,7 @@ std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view 
   call.path_list = spec.path_is_list;
   call.whole_if_status = spec.whole_if_status;
   call.content_is_file = spec.content_is_file;
+  call.view = spec.view;
   if (!dry_run && !spec.role_argument.empty()) {
     const auto selector = args.find(spec.role_argument);
     if (selector != args.end() && selector->is_string()) {

@@ -29,6 +29,7 @@ struct ToolSpec {
   std::string path_argument = "path";       // "source" for a move
   bool path_is_list = false;                // read_multiple_files' "paths"
   std::vector<std::string> partial_if_set;  // e.g. head, tail
+  ReadView view = ReadView::utf8_text;      // how a read shows the file
   std::string dry_run_argument;             // true => the call writes nothing
   std::string destination_argument;         // a move's target
   // The argument that names the file when `path_argument` is absent, null
@@ -67,6 +68,7 @@ struct GuardedCall {
   std::string whole_if_status;     // see ToolSpec
   bool content_is_file = true;     // see ToolSpec
   ReadExtent extent = ReadExtent::whole;
+  ReadView view = ReadView::utf8_text; // see ToolSpec
 };
 
 // Describes the call of `tool` with `arguments` under `tools`: nothing when

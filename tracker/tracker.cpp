@@ -12,7 +12,31 @@ SeenRecord record_of(const Fingerprint& fingerprint, ReadExtent extent)
   record.taken_at_ns = fingerprint.taken_at_ns;
   record.size = fingerprint.stat.size;
   record.extent = extent;
+  record.traits = fingerprint.traits;
   return record;
+}
+
+// What a read through `view` showed of content with `traits`: readline's
+// lines disagree with a count of "\n" when a bare "\r" is in the file, so
+// a status that says "all N lines" cannot be trusted then.
+ReadExtent extent_shown(ReadExtent extent, ReadView view, const ContentTraits& traits)
+{
+  return view == ReadView::utf8_lines && traits.bare_cr ? ReadExtent::partial : extent;
+}
+
+// Text written over bytes that are not valid UTF-8 destroys them: a whole
+// write unless the agent saw the exact bytes, and an edit always (the
+// server reads the whole file as UTF-8 and writes it back).
+std::optional<Veto> lossy_veto(const SeenRecord& record, WriteKind kind, const std::string& path)
+{
+  if (record.hash_state != HashState::known || record.traits.valid_utf8
+      || (kind == WriteKind::overwrite && record.view == ReadView::bytes)) {
+    return std::nullopt;
+  }
+  Veto veto;
+  veto.code = VetoCode::lossy_read;
+  veto.path = path;
+  return veto;
 }
 
 // True when the stat fields alone prove the file still holds `record`'s
@@ -48,7 +72,7 @@ ReadStart Tracker::begin_read(const std::string& path)
 }
 
 void Tracker::finish_read(const std::string& path, const ReadStart& start,
-                          ReadExtent extent)
+                          ReadExtent extent, ReadView view)
 {
   const std::int64_t now = m_disk.now_ns();
   if (const auto stat = m_disk.stat(path); stat && stat->is_regular() && start.stat
@@ -60,8 +84,11 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     record.taken_at_ns = now;
     record.size = stat->size;
     record.extent = extent;
+    record.view = view;
     record.hash_state = HashState::owed;
-    record.whole_hash_before = whole_read_to_repeat(path, extent);
+    // Lines may still turn out partial when the file is hashed.
+    record.whole_hash_before = whole_read_to_repeat(
+      path, view == ReadView::utf8_lines ? ReadExtent::partial : extent);
     m_records[path] = record;
     m_owed.push_back(path);
     return;
@@ -74,7 +101,9 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     m_records.erase(path);
     return;
   }
+  extent = extent_shown(extent, view, after->traits);
   SeenRecord record = record_of(*after, extent);
+  record.view = view;
   record.changed_during_read = !start.stat || *start.stat != after->stat
                                || (start.hash && *start.hash != after->hash);
   if (whole_read_to_repeat(path, extent) == after->hash) {
@@ -126,6 +155,8 @@ void Tracker::settle(const std::string& path)
   }
   record.hash = now->hash;
   record.hash_state = HashState::known;
+  record.traits = now->traits;
+  record.extent = extent_shown(record.extent, record.view, record.traits);
   if (record.whole_hash_before == record.hash) {
     record.extent = ReadExtent::whole; // a head/tail read of content seen whole
   }
@@ -173,7 +204,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     return veto;
   }
   if (stat_proves_unchanged(record, *current)) {
-    return std::nullopt;
+    return lossy_veto(record, kind, path);
   }
 
   auto now = m_disk.fingerprint(path);
@@ -185,8 +216,10 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
   if (record.hash_state == HashState::known && now->hash == record.hash) {
     // Same bytes, new metadata (touch, chmod, an identical rewrite).
     const auto extent = record.extent;
+    const auto view = record.view;
     record = record_of(*now, extent);
-    return std::nullopt;
+    record.view = view;
+    return lossy_veto(record, kind, path);
   }
   veto.code = VetoCode::changed;
   veto.seen_size = record.size;

@@ -16,6 +16,14 @@
 namespace fsguard {
 
 enum class ReadExtent { whole, partial };
+
+// How a read showed the agent the bytes of a file.
+enum class ReadView {
+  bytes,      // exactly (base64: read_media_file)
+  utf8_text,  // decoded as UTF-8: bytes that are not valid UTF-8 show as U+FFFD
+  utf8_lines, // the same, in lines as Node's readline splits them (it also ends
+              // a line at a bare "\r"), counted against "\n" (desktop-commander)
+};
 enum class WriteKind { overwrite, edit };
 enum class PartialReadAllowsOverwrite { no, yes };
 
@@ -42,6 +50,8 @@ struct SeenRecord {
   std::int64_t size = 0;
   ReadExtent extent = ReadExtent::whole;
   bool changed_during_read = false;
+  ReadView view = ReadView::bytes; // how the agent was shown it; its own writes: exactly
+  ContentTraits traits;            // of the content hashed (once the hash is known)
 };
 
 class Tracker {
@@ -52,11 +62,12 @@ public:
   ReadStart begin_read(const std::string& path);
 
   // Records that a read of `path`, started as `start`, succeeded and showed
-  // the agent the `extent` of the file. A file that changed in between is
-  // recorded as changed_during_read. Call it before the response goes on;
-  // when the stat alone shows the file held still, it costs one stat and
-  // leaves the hash owed to settle_reads().
-  void finish_read(const std::string& path, const ReadStart& start, ReadExtent extent);
+  // the agent the `extent` of the file, through `view`. A file that changed
+  // in between is recorded as changed_during_read. Call it before the
+  // response goes on; when the stat alone shows the file held still, it
+  // costs one stat and leaves the hash owed to settle_reads().
+  void finish_read(const std::string& path, const ReadStart& start, ReadExtent extent,
+                   ReadView view);
 
   // Hashes the files whose reads left a hash owed. Call it once their
   // responses are on their way. A file that changed since finish_read() is

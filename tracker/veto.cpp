@@ -14,6 +14,7 @@ std::string_view to_string(VetoCode code)
   case VetoCode::unresolved_path: return "unresolved_path";
   case VetoCode::cannot_inspect: return "cannot_inspect";
   case VetoCode::outside_confinement: return "outside_confinement";
+  case VetoCode::lossy_read: return "lossy_read";
   }
   return "unknown";
 }
@@ -71,6 +72,15 @@ std::string veto_text(std::string_view tool, const Veto& veto)
   case VetoCode::outside_confinement:
     text += veto.path + " is outside the directories this session is confined to "
             "(confine_to: " + veto.reason + "). Use a path inside them.";
+    break;
+  case VetoCode::lossy_read:
+    text += veto.path + " is not valid UTF-8, so reading it as text showed U+FFFD "
+            "replacement characters where some of its bytes are, and writing it as text "
+            "would replace those bytes for good (edit_file too: it rewrites the whole file "
+            "as text). It cannot be changed safely with read_text_file, write_file or "
+            "edit_file. Leave it as it is, or have it converted to UTF-8 outside this session "
+            "and read it again. To replace the whole file on purpose, read its exact bytes "
+            "with read_media_file first, then retry write_file.";
     break;
   }
   return text;

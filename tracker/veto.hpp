@@ -15,6 +15,7 @@ enum class VetoCode {
   unresolved_path,     // fsguard cannot tell which file the path names
   cannot_inspect,      // the file exists but cannot be stat'ed or hashed
   outside_confinement, // the path lies outside the configured confine_to
+  lossy_read,          // not valid UTF-8: written as text, bytes would be lost
 };
 
 // The code as it appears in `_meta["fsguard/veto"].code`, e.g. "not_read".

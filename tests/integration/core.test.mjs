@@ -333,6 +333,49 @@ test('a head read vetoes write_file as partial_read but allows edit_file', async
   assert.equal(readDisk(f), 'full\n');
 });
 
+test('a file that is not valid UTF-8, read as text, is vetoed as lossy_read for write_file and edit_file', async (t) => {
+  const latin1 = Buffer.from('caf\xe9 cr\xe8me\n', 'latin1');
+  const { file, call } = await openSession(t, {
+    files: { 'latin1.txt': latin1, 'many.txt': latin1, 'media.txt': latin1, 'utf8.txt': 'café crème\n' },
+  });
+  const readBytes = (p) => fs.readFileSync(p);
+
+  // read_text_file shows U+FFFD where the bytes are: the agent never saw them.
+  const l = file('latin1.txt');
+  const r = await call('read_text_file', { path: l });
+  assert.equal(textOf(r), 'caf\uFFFD cr\uFFFDme\n');
+  const w = await call('write_file', { path: l, content: textOf(r).replace('caf', 'CAF') });
+  assertVeto(w, 'lossy_read', 'write_file', 'write_file after a lossy read');
+  assert.match(textOf(w), /not valid UTF-8/);
+  // edit_file would rewrite the whole file as UTF-8, the other bytes included.
+  assertVeto(await call('edit_file', { path: l, edits: [{ oldText: 'caf', newText: 'CAF' }] }),
+    'lossy_read', 'edit_file', 'edit_file after a lossy read');
+  assert.deepEqual(readBytes(l), latin1);
+
+  const m = file('many.txt');
+  assertAllowed(await call('read_multiple_files', { paths: [m] }), 'read_multiple_files');
+  assertVeto(await call('write_file', { path: m, content: 'x\n' }), 'lossy_read', 'write_file',
+    'write_file after a lossy read_multiple_files');
+  assert.deepEqual(readBytes(m), latin1);
+
+  // read_media_file shows the exact bytes (base64): replacing the whole file
+  // is an informed choice, but an edit still rewrites the rest as text.
+  const md = file('media.txt');
+  assertAllowed(await call('read_media_file', { path: md }), 'read_media_file');
+  assertVeto(await call('edit_file', { path: md, edits: [{ oldText: 'caf', newText: 'CAF' }] }),
+    'lossy_read', 'edit_file', 'edit_file after an exact read');
+  assert.deepEqual(readBytes(md), latin1);
+  assertAllowed(await call('write_file', { path: md, content: 'café crème\n' }), 'write_file after an exact read');
+  assert.equal(readDisk(md), 'café crème\n');
+
+  // Valid UTF-8 is unaffected.
+  const u = file('utf8.txt');
+  assertAllowed(await call('read_text_file', { path: u }), 'read of a UTF-8 file');
+  assertAllowed(await call('edit_file', { path: u, edits: [{ oldText: 'café', newText: 'CAFÉ' }] }), 'edit of a UTF-8 file');
+  assertAllowed(await call('write_file', { path: u, content: 'ok\n' }), 'write of a UTF-8 file');
+  assert.equal(readDisk(u), 'ok\n');
+});
+
 // ---------------------------------------------------------------------------
 // paths
 

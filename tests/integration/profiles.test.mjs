@@ -210,6 +210,16 @@ test('desktop-commander: a read whose status numbers disagree is partial (bare c
     'partial_read', 'rewrite after a read that stopped early');
   assert.equal(readDisk(log), before);
 
+  // Asked for exactly as many lines as the file has, it shows 600 readline
+  // lines, still about a quarter of the file, and the numbers agree. The
+  // bare "\r" in the file (found when fsguard hashes it) makes it partial.
+  const asked = await call('read_file', { path: log, length: 600 });
+  assert.match(textOf(asked), /^\[Reading 600 lines from start \(total: 600 lines, 0 remaining\)\]/);
+  assert.doesNotMatch(textOf(asked), /line 599/, 'the read stopped early');
+  assertVeto(await call('write_file', { path: log, content: 'rewritten\n', mode: 'rewrite' }),
+    'partial_read', 'rewrite after a read whose numbers agree but whose lines are not the file\'s');
+  assert.equal(readDisk(log), before);
+
   // When the numbers agree, the read is whole.
   const plain = ws.file('plain.log');
   assert.match(textOf(await call('read_file', { path: plain })),

@@ -38,7 +38,7 @@ public:
   int hash_calls = 0;
 
   Result<FileStat, DiskError> stat(const std::string& path) override;
-  Result<ContentHash, DiskError> hash(const std::string& path) override;
+  Result<ContentDigest, DiskError> hash(const std::string& path) override;
   Result<std::string, DiskError> real_path(const std::string& path) override;
   Result<std::vector<std::string>, DiskError> list_directory(const std::string& path) override;
   std::int64_t now_ns() override { return m_now_ns; }
