@@ -59,7 +59,7 @@ std::string veto_response(const nlohmann::json& id, const std::string& tool, con
 
 } // namespace
 
-Guard::Guard(Disk& disk, const Config& config, const Log& log, std::string home, std::string cwd)
+Guard::Guard(Disk& disk, const Config& config, const Log& log, HomeDirectory home, std::string cwd)
   : m_disk(disk), m_config(config), m_log(log), m_tracker(disk),
     m_paths(disk, std::move(home), std::move(cwd), config.profile, log)
 {

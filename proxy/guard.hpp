@@ -25,8 +25,8 @@ namespace fsguard {
 
 class Guard {
 public:
-  // `home` and `cwd` are the upstream's $HOME and working directory.
-  Guard(Disk& disk, const Config& config, const Log& log, std::string home, std::string cwd);
+  // `home` and `cwd` are the upstream's home directory and working directory.
+  Guard(Disk& disk, const Config& config, const Log& log, HomeDirectory home, std::string cwd);
 
   // Applies a new config (mode, tools) without losing what was read.
   void set_config(const Config& config)

@@ -323,17 +323,18 @@ awaitable<void> supervise(Session& session)
   session.to_client.close(); // once its last line is written
 }
 
-// The upstream inherits fsguard's environment and working directory; Node's
-// os.homedir() reads $HOME first, then the password database.
-std::string home_directory()
+// The upstream inherits fsguard's environment and working directory. Node's
+// os.homedir() (libuv) takes $HOME whenever it is set, even to "" or a
+// relative path, and only then the password database.
+HomeDirectory home_directory()
 {
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return home;
+  if (const char* home = std::getenv("HOME"); home != nullptr) {
+    return std::string(home);
   }
   if (const passwd* entry = ::getpwuid(::getuid()); entry != nullptr && entry->pw_dir != nullptr) {
-    return entry->pw_dir;
+    return std::string(entry->pw_dir);
   }
-  return {};
+  return std::nullopt;
 }
 
 std::string working_directory()

@@ -4,7 +4,7 @@
 
 namespace fsguard {
 
-ServerPaths::ServerPaths(Disk& disk, std::string home, std::string cwd,
+ServerPaths::ServerPaths(Disk& disk, HomeDirectory home, std::string cwd,
                          const std::string& profile, const Log& log)
   : m_disk(disk), m_log(log)
 {

@@ -24,9 +24,9 @@ inline constexpr std::string_view k_own_id_prefix = "fsguard/";
 
 class ServerPaths {
 public:
-  // `home` and `cwd` are the upstream's $HOME and working directory;
+  // `home` and `cwd` are the upstream's home directory and working directory;
   // `profile` is "auto" (detect the server) or a built-in profile's name.
-  ServerPaths(Disk& disk, std::string home, std::string cwd, const std::string& profile,
+  ServerPaths(Disk& disk, HomeDirectory home, std::string cwd, const std::string& profile,
               const Log& log);
 
   // The upstream's tools as the profile maps them (before detection: the
