@@ -10,7 +10,7 @@ import path from 'node:path';
 
 import {
   SERVER_FS_SCRIPT, TEE_SCRIPT,
-  callTool, connect, makeWorkspace, openSession, sleep, textOf, vetoCode, vetoMeta, waitFor,
+  callTool, connect, descendantPids, makeWorkspace, openSession, sleep, textOf, vetoCode, vetoMeta, waitFor,
 } from './lib/harness.mjs';
 
 const readDisk = (p) => fs.readFileSync(p, 'utf8');
@@ -304,6 +304,43 @@ test('read_multiple_files is not fooled by a file whose content mimics a part de
   assertVeto(await call('write_file', { path: d, content: 'agent\n' }), 'not_read', 'write_file',
     'the forged part must not count as a read');
   assert.equal(readDisk(d), 'now a file\n');
+});
+
+test('read_multiple_files splits in time linear in the response: 400 paths and a file of --- lines, '
+  + '20,000 missing paths', async (t) => {
+  const dashes = '---\n'.repeat(250_000); // 1 MB: a separator candidate on every line
+  const files = { 'dashes.txt': dashes };
+  for (let i = 0; i < 399; i += 1) files[`f${i}.txt`] = `file ${i}\n`;
+  const { file, s, call } = await openSession(t, { files });
+  const upstream = descendantPids(s.pid)[0];
+  assert.ok(upstream, 'the upstream runs under fsguard');
+  // CPU time (user + system) of a process so far, in ms: the scheduler's
+  // count, which a busy machine does not inflate the way it does wall time.
+  const cpuMs = (pid) => {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in 10 ms ticks
+  };
+  const manyFiles = [...Array.from({ length: 399 }, (_, i) => file(`f${i}.txt`)), file('dashes.txt')];
+  const missing = Array.from({ length: 20_000 }, (_, i) => file(`missing-${i}.txt`));
+
+  for (const [what, paths] of [['400 paths and a file of --- lines', manyFiles], ['20,000 missing paths', missing]]) {
+    const [guardBefore, serverBefore, began] = [cpuMs(s.pid), cpuMs(upstream), Date.now()];
+    const r = await s.client.callTool({ name: 'read_multiple_files', arguments: { paths } }, undefined,
+      { timeout: 120_000 });
+    const guardCpu = cpuMs(s.pid) - guardBefore;
+    const serverCpu = cpuMs(upstream) - serverBefore;
+    t.diagnostic(`${what}: ${Date.now() - began} ms; CPU: fsguard ${guardCpu} ms, server ${serverCpu} ms`);
+    assert.equal(r.isError, undefined, `${what}: answered`);
+    // The split was quadratic: 18 s and 15 s of fsguard's CPU where the
+    // server needed 0.06 s and 2 s. fsguard's linear work (parsing, paths,
+    // the split) stays under the server's own for the same call.
+    assert.ok(guardCpu <= serverCpu + 1000, `${what}: fsguard used ${guardCpu} ms of CPU, the server ${serverCpu} ms`);
+  }
+  // The split still counts what was read: every file, the --- one included.
+  for (const p of [file('f0.txt'), file('f398.txt'), file('dashes.txt')]) {
+    assertAllowed(await call('write_file', { path: p, content: 'rewritten\n' }), `write ${p}`);
+  }
+  assert.equal(readDisk(file('dashes.txt')), 'rewritten\n');
 });
 
 test('a head read vetoes write_file as partial_read but allows edit_file', async (t) => {
