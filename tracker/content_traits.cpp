@@ -9,11 +9,19 @@ namespace fsguard {
 
 namespace {
 
-// How many bytes from `at` on are ASCII, 8 at a time (most text is).
+// How many bytes from `at` on are ASCII, 32 at a time (most text is).
 std::size_t ascii_run(std::string_view bytes, std::size_t at)
 {
   constexpr std::uint64_t k_high_bits = 0x8080808080808080ULL;
   std::size_t end = at;
+  while (end + 32 <= bytes.size()) {
+    std::uint64_t words[4];
+    std::memcpy(words, bytes.data() + end, sizeof words);
+    if (((words[0] | words[1] | words[2] | words[3]) & k_high_bits) != 0) {
+      break;
+    }
+    end += 32;
+  }
   while (end + 8 <= bytes.size()) {
     std::uint64_t word;
     std::memcpy(&word, bytes.data() + end, 8);
@@ -26,6 +34,11 @@ std::size_t ascii_run(std::string_view bytes, std::size_t at)
     ++end;
   }
   return end - at;
+}
+
+bool is_continuation(unsigned char byte)
+{
+  return (byte & 0xC0) == 0x80;
 }
 
 } // namespace
@@ -67,6 +80,21 @@ void ContentScanner::scan_utf8(std::string_view bytes)
     if (lead.continuation_bytes <= 0) {
       m_invalid = true;
       return;
+    }
+    const auto count = static_cast<std::size_t>(lead.continuation_bytes);
+    if (at + count < bytes.size()) {
+      // The whole sequence is in this piece: check it at once.
+      const auto second = static_cast<unsigned char>(bytes[at + 1]);
+      bool valid = second >= lead.second_low && second <= lead.second_high;
+      for (std::size_t next = 2; valid && next <= count; ++next) {
+        valid = is_continuation(static_cast<unsigned char>(bytes[at + next]));
+      }
+      if (!valid) {
+        m_invalid = true;
+        return;
+      }
+      at += count + 1;
+      continue;
     }
     m_continuations = lead.continuation_bytes;
     m_next_low = lead.second_low;
