@@ -4,6 +4,8 @@
 // coroutine drains the queue and reports what was dropped once it has.
 #pragma once
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -28,7 +30,7 @@ public:
   // Writes to `fd` (fsguard's stderr, or a pipe in tests), which it neither
   // closes nor makes non-blocking for other processes; at most `capacity`
   // bytes wait, on `executor`'s event loop.
-  StderrWriter(boost::asio::any_io_executor executor, int fd = 2,
+  StderrWriter(boost::asio::any_io_executor executor, int fd = STDERR_FILENO,
                std::size_t capacity = k_default_capacity);
   ~StderrWriter() override;
   StderrWriter(const StderrWriter&) = delete;
