@@ -155,6 +155,29 @@ std::string_view role_name(ToolRole role)
   return "other";
 }
 
+// `spec` in the config file's "tools" form, plus what only a built-in
+// profile can say.
+nlohmann::ordered_json tool_json(const ToolSpec& spec)
+{
+  nlohmann::ordered_json entry = {{"role", role_name(spec.role)}};
+  entry[spec.role == ToolRole::move ? "source" : (spec.path_is_list ? "paths" : "path")] =
+    spec.path_argument;
+  if (!spec.destination_argument.empty()) entry["destination"] = spec.destination_argument;
+  if (!spec.dry_run_argument.empty()) entry["dry_run"] = spec.dry_run_argument;
+  if (!spec.partial_if_set.empty()) entry["partial_if_set"] = spec.partial_if_set;
+  if (!spec.fallback_path_argument.empty()) entry["path_if_unset"] = spec.fallback_path_argument;
+  if (!spec.content_is_file) entry["content_is_file"] = false;
+  if (!spec.whole_if_status.empty()) entry["whole_if_status"] = spec.whole_if_status;
+  if (!spec.role_argument.empty()) {
+    nlohmann::ordered_json roles = nlohmann::ordered_json::object();
+    for (const auto& [value, role] : spec.role_by_value) {
+      roles[value] = role_name(role);
+    }
+    entry["role_by"] = {{spec.role_argument, roles}};
+  }
+  return entry;
+}
+
 } // namespace
 
 GuardSettings guard_settings(const Config& config)
@@ -171,17 +194,29 @@ GuardSettings guard_settings(const Config& config)
   return settings;
 }
 
+std::string describe_profile(const Profile& profile)
+{
+  nlohmann::ordered_json tools = nlohmann::ordered_json::object();
+  for (const auto& [name, spec] : profile.tools) {
+    tools[name] = tool_json(spec);
+  }
+  nlohmann::ordered_json unguarded = nlohmann::ordered_json::object();
+  for (const auto& [name, reason] : profile.unguarded) {
+    unguarded[name] = reason;
+  }
+  const nlohmann::ordered_json described = {
+    {"profile", profile.name},
+    {"tools", tools},
+    {"unguarded", unguarded},
+  };
+  return described.dump(2) + "\n";
+}
+
 std::string describe_config(const Config& config)
 {
   nlohmann::ordered_json tools = nullptr;
   for (const auto& [name, spec] : config.tools.value_or(ToolMap{})) {
-    nlohmann::ordered_json entry = {{"role", role_name(spec.role)}};
-    entry[spec.role == ToolRole::move ? "source" : (spec.path_is_list ? "paths" : "path")] =
-      spec.path_argument;
-    if (!spec.destination_argument.empty()) entry["destination"] = spec.destination_argument;
-    if (!spec.dry_run_argument.empty()) entry["dry_run"] = spec.dry_run_argument;
-    if (!spec.partial_if_set.empty()) entry["partial_if_set"] = spec.partial_if_set;
-    tools[name] = entry;
+    tools[name] = tool_json(spec);
   }
   const nlohmann::ordered_json values = {
     {"mode", to_string(config.mode)},

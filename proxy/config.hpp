@@ -58,6 +58,12 @@ struct ConfigInputs {
 // The effective `config` as JSON, each key with its value and source.
 std::string describe_config(const Config& config);
 
+struct Profile;
+
+// The built-in `profile` as JSON: each guarded tool's spec, and each tool
+// passed through unguarded with the reason.
+std::string describe_profile(const Profile& profile);
+
 // Parses the JSON config `text` (from `origin`, for messages) over the
 // defaults. Unknown keys are errors, so a typo never silently does nothing.
 Result<Config, std::string> parse_config(std::string_view text, std::string_view origin);

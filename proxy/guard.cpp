@@ -86,7 +86,7 @@ std::int64_t microseconds_since(std::chrono::steady_clock::time_point began)
 
 } // namespace
 
-Guard::Guard(Disk& disk, GuardSettings settings, std::string home, std::string cwd)
+Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string cwd)
   : m_disk(disk), m_settings(std::move(settings)), m_tracker(disk),
     m_paths(disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile)
 {
@@ -211,7 +211,7 @@ CallInFlight Guard::describe(const nlohmann::json& request, GuardedCall what,
       call.problems.push_back(resolved.error());
     }
   }
-  if (what.role == ToolRole::write && !what.content_converted) {
+  if (what.role == ToolRole::write && what.content_is_file && !what.content_converted) {
     call.expected = content_hash;
   }
   call.what = std::move(what);
@@ -635,8 +635,8 @@ void Guard::record_answer(const CallInFlight& call, std::string_view line,
     const std::uint64_t shown_at = ++m_moment;
     for (std::size_t index = 0; index < call.files.size(); ++index) {
       if (call.files[index] && read[index]) {
-        m_tracker.finish_read(*call.files[index], call.read_starts[index], extent, reason,
-                              shown_at);
+        m_tracker.finish_read(*call.files[index], call.read_starts[index], extent,
+                              call.what.view, reason, shown_at);
       }
     }
     break;

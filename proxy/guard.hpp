@@ -29,8 +29,8 @@ class Guard {
 public:
   using Clock = std::chrono::steady_clock;
 
-  // `home` and `cwd` are the upstream's $HOME and working directory.
-  Guard(Disk& disk, GuardSettings settings, std::string home, std::string cwd);
+  // `home` and `cwd` are the upstream's home directory and working directory.
+  Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string cwd);
 
   // Applies new `settings` (mode, tools, limits) without losing what was read.
   void set_settings(GuardSettings settings);

@@ -37,20 +37,25 @@ void write_to_stderr(std::string_view bytes)
   }
 }
 
-namespace {
-
 // One write() per line, so lines from fsguard and the upstream's stderr
 // (which fsguard relays) never interleave mid-line.
-void write_line(std::string_view tag, std::string_view message)
+void Log::write_line(std::string_view tag, std::string_view message) const
 {
   std::string line = "fsguard: ";
   line += tag;
   line += message;
   line += '\n';
-  write_to_stderr(line);
+  pass_through(line);
 }
 
-} // namespace
+void Log::pass_through(std::string_view bytes) const
+{
+  if (m_sink != nullptr) {
+    m_sink->write(bytes);
+  } else {
+    write_to_stderr(bytes);
+  }
+}
 
 void Log::write(LogLevel level, std::string_view message) const
 {

@@ -12,6 +12,15 @@ enum class LogLevel { error, warn, info, debug };
 // allows, so whole lines from fsguard and the upstream never interleave.
 void write_to_stderr(std::string_view bytes);
 
+// Where a Log's lines go during a session instead of a plain write() (see
+// StderrWriter, which never waits for a reader).
+class StderrSink {
+public:
+  virtual ~StderrSink() = default;
+  // Takes `bytes`: whole lines, or a piece of the upstream's stderr.
+  virtual void write(std::string_view bytes) = 0;
+};
+
 // Parses "error", "warn", "info" or "debug".
 std::optional<LogLevel> parse_log_level(std::string_view name);
 std::string_view to_string(LogLevel level);
@@ -21,6 +30,8 @@ public:
   explicit Log(LogLevel level = LogLevel::warn) : m_level(level) {}
 
   void set_level(LogLevel level) { m_level = level; }
+  // Sends every line to `sink` from now on (nullptr: write() to stderr).
+  void set_sink(StderrSink* sink) { m_sink = sink; }
   bool enabled(LogLevel level) const { return level <= m_level; }
 
   // Writes `message` as one stderr line if `level` is enabled.
@@ -35,8 +46,14 @@ public:
   // summary).
   void summary(std::string_view message) const;
 
+  // Passes the upstream's stderr `bytes` on as they are, at every level.
+  void pass_through(std::string_view bytes) const;
+
 private:
+  void write_line(std::string_view tag, std::string_view message) const;
+
   LogLevel m_level;
+  StderrSink* m_sink = nullptr;
 };
 
 } // namespace fsguard

@@ -11,6 +11,7 @@
 #include "proxy/options.hpp"
 #include "proxy/child_process.hpp"
 #include "proxy/relay.hpp"
+#include "tracker/profiles.hpp"
 
 namespace {
 
@@ -52,6 +53,17 @@ int main(int argc, char** argv)
       return 1;
     }
     std::fputs((*options->check_config + ": valid\n").c_str(), stdout);
+    return 0;
+  }
+
+  if (options->print_profile) {
+    const auto profile = profile_named(*options->print_profile);
+    if (!profile) {
+      log.error("--print-profile: there is no profile \"" + *options->print_profile
+                + "\"; the profiles are " + profile_names());
+      return k_usage_error;
+    }
+    std::fputs(describe_profile(*profile).c_str(), stdout);
     return 0;
   }
 

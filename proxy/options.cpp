@@ -41,6 +41,10 @@ Result<Options, std::string> parse_options(const std::vector<std::string>& argum
       options.check_config = *value;
     } else if (named("--print-config", "")) {
       options.print_config = true;
+    } else if (named("--print-profile", "")) {
+      const auto value = value_of("--print-profile");
+      if (!value || value->empty()) return std::string("--print-profile needs a profile name");
+      options.print_profile = *value;
     } else if (named("--config", "-c")) {
       const auto value = value_of("--config");
       if (!value || value->empty()) return std::string("--config needs a file path");
@@ -83,6 +87,10 @@ Options:
                          (0: valid, 1: invalid)
       --print-config     print the effective config and where each value came
                          from (default, file, environment, flag), then exit
+      --print-profile NAME
+                         print a built-in profile (server-filesystem,
+                         agent-infra-filesystem, desktop-commander): which tools
+                         it guards, and why the others pass through; then exit
   -h, --help             show this help
   -V, --version          show the version and the libraries fsguard was built with
 

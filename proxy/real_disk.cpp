@@ -128,7 +128,7 @@ Result<FileStat, DiskError> RealDisk::stat(const std::string& path)
   return stat_of(info);
 }
 
-Result<ContentHash, DiskError> RealDisk::hash(const std::string& path)
+Result<ContentDigest, DiskError> RealDisk::hash(const std::string& path)
 {
   const auto file = open_regular(path);
   if (!file) {
@@ -173,9 +173,10 @@ ContentHash RealDisk::hash_of(std::string_view bytes)
   return hash_bytes(bytes);
 }
 
-Result<ContentHash, DiskError> RealDisk::hash_open_file(int fd, off_t size)
+Result<ContentDigest, DiskError> RealDisk::hash_open_file(int fd, off_t size)
 {
   m_hasher.reset();
+  m_scanner.reset();
   off_t total = 0;
   for (;;) {
     const ssize_t count = ::read(fd, m_buffer.get(), k_chunk);
@@ -189,6 +190,8 @@ Result<ContentHash, DiskError> RealDisk::hash_open_file(int fd, off_t size)
       break;
     }
     m_hasher.append(m_buffer.get(), static_cast<std::size_t>(count));
+    // The bytes are at hand: whether they are valid UTF-8 costs no extra read.
+    m_scanner.append(std::string_view(m_buffer.get(), static_cast<std::size_t>(count)));
     total += count;
     if (total > size + k_max_bytes_past_size) {
       // Pseudo files (/proc/self/pagemap) claim a size of 0 and never end:
@@ -201,7 +204,7 @@ Result<ContentHash, DiskError> RealDisk::hash_open_file(int fd, off_t size)
       break;
     }
   }
-  return m_hasher.digest();
+  return ContentDigest{m_hasher.digest(), m_scanner.traits()};
 }
 
 Result<Fingerprint, DiskError> RealDisk::fingerprint(const std::string& path)
@@ -227,7 +230,8 @@ Result<Fingerprint, DiskError> RealDisk::fingerprint(const std::string& path)
     }
     fingerprint.stat = stat_of(after);
     if (stat_of(file->info) == fingerprint.stat) {
-      fingerprint.hash = *hash;
+      fingerprint.hash = hash->hash;
+      fingerprint.traits = hash->traits;
       return fingerprint;
     }
   }

@@ -13,7 +13,7 @@ namespace fsguard {
 class RealDisk final : public Disk {
 public:
   Result<FileStat, DiskError> stat(const std::string& path) override;
-  Result<ContentHash, DiskError> hash(const std::string& path) override;
+  Result<ContentDigest, DiskError> hash(const std::string& path) override;
   Result<std::string, DiskError> real_path(const std::string& path) override;
   Result<std::string, DiskError> read(const std::string& path) override;
   ContentHash hash_of(std::string_view bytes) override;
@@ -25,8 +25,9 @@ public:
   Result<Fingerprint, DiskError> fingerprint(const std::string& path) override;
 
 private:
-  // Hashes the open regular file `fd` of `size` bytes (as fstat gave it).
-  Result<ContentHash, DiskError> hash_open_file(int fd, off_t size);
+  // Hashes (and scans) the open regular file `fd` of `size` bytes (as
+  // fstat gave it).
+  Result<ContentDigest, DiskError> hash_open_file(int fd, off_t size);
 
   static constexpr std::size_t k_chunk = 256 * 1024;
   // How far past its stat size a file may go on while it is hashed.
@@ -34,6 +35,7 @@ private:
   // Reused by every hash: no allocation (or mmap) per file.
   std::unique_ptr<char[]> m_buffer = std::make_unique_for_overwrite<char[]>(k_chunk);
   ContentHasher m_hasher;
+  ContentScanner m_scanner;
 };
 
 

@@ -17,6 +17,7 @@
 #include "proxy/heap.hpp"
 #include "proxy/message.hpp"
 #include "proxy/session.hpp"
+#include "proxy/stderr_writer.hpp"
 #include "proxy/upstream_lifecycle.hpp"
 
 namespace fsguard {
@@ -338,17 +339,18 @@ awaitable<void> supervise(Session& session)
   session.to_client.close(); // once its last line is written
 }
 
-// The upstream inherits fsguard's environment and working directory; Node's
-// os.homedir() reads $HOME first, then the password database.
-std::string home_directory()
+// The upstream inherits fsguard's environment and working directory. Node's
+// os.homedir() (libuv) takes $HOME whenever it is set, even to "" or a
+// relative path, and only then the password database.
+HomeDirectory home_directory()
 {
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return home;
+  if (const char* home = std::getenv("HOME"); home != nullptr) {
+    return std::string(home);
   }
   if (const passwd* entry = ::getpwuid(::getuid()); entry != nullptr && entry->pw_dir != nullptr) {
-    return entry->pw_dir;
+    return std::string(entry->pw_dir);
   }
-  return {};
+  return std::nullopt;
 }
 
 std::string working_directory()
@@ -389,6 +391,9 @@ int run_session(const ConfigInputs& inputs, const Config& config,
   }
   Session session(context, std::move(upstream).value(), config, log, home_directory(),
                   working_directory());
+  StderrWriter stderr_writer(context.get_executor());
+  const LogSinkScope log_to_writer(log, stderr_writer);
+  asio::co_spawn(context, stderr_writer.drain(), asio::detached);
   session.inputs = inputs;
   session.audit = std::move(audit);
   session.guard.set_auditing(session.audit.enabled());
@@ -414,6 +419,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
     last_words.async_wait([&](boost::system::error_code) { context.stop(); });
   });
   context.run();
+  stderr_writer.finish(k_stderr_grace);
 
   const int status = session.upstream_status.value_or(1);
   if (session.upstream_exited_early && status == 0) {

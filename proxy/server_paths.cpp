@@ -4,7 +4,7 @@
 
 namespace fsguard {
 
-ServerPaths::ServerPaths(Disk& disk, Ledger& ledger, std::string home, std::string cwd,
+ServerPaths::ServerPaths(Disk& disk, Ledger& ledger, HomeDirectory home, std::string cwd,
                          const std::string& profile)
   : m_disk(disk), m_ledger(ledger)
 {

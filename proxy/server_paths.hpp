@@ -23,10 +23,10 @@ inline constexpr std::string_view k_own_id_prefix = "fsguard/";
 
 class ServerPaths {
 public:
-  // `home` and `cwd` are the upstream's $HOME and working directory;
+  // `home` and `cwd` are the upstream's home directory and working directory;
   // `profile` is "auto" (detect the server) or a built-in profile's name.
   // fsguard's own listings are entered in `ledger`.
-  ServerPaths(Disk& disk, Ledger& ledger, std::string home, std::string cwd,
+  ServerPaths(Disk& disk, Ledger& ledger, HomeDirectory home, std::string cwd,
               const std::string& profile);
 
   // The upstream's tools as the profile maps them (before detection: the

@@ -43,7 +43,7 @@ constexpr auto k_linger_after_upstream_exit = 2s;
 
 struct Session {
   Session(asio::io_context& io, Upstream upstream_process, const Config& settings, Log& logger,
-          std::string home, std::string cwd)
+          HomeDirectory home, std::string cwd)
     : context(io),
       upstream(std::move(upstream_process)),
       client_in(context, STDIN_FILENO),

@@ -43,7 +43,7 @@ awaitable<void> relay_upstream_stderr(Session& session)
     if (count > 0) {
       const std::string_view bytes(buffer.data(), count);
       session.stderr_tail.append(bytes);
-      write_to_stderr(bytes);
+      session.log.pass_through(bytes); // never waits for fsguard's own stderr
     }
     if (error) {
       break;

@@ -49,7 +49,8 @@ Result<Fingerprint, DiskError> take_fingerprint(Disk& disk, const std::string& p
     }
     if (*before == *after) {
       fingerprint.stat = *after;
-      fingerprint.hash = *hash;
+      fingerprint.hash = hash->hash;
+      fingerprint.traits = hash->traits;
       return fingerprint;
     }
   }

@@ -30,8 +30,9 @@ public:
   // stat() of `path`, following symlinks.
   virtual Result<FileStat, DiskError> stat(const std::string& path) = 0;
 
-  // Content hash of the regular file at `path`. Never blocks on a FIFO.
-  virtual Result<ContentHash, DiskError> hash(const std::string& path) = 0;
+  // Content hash and traits of the regular file at `path`, from one read of
+  // it. Never blocks on a FIFO.
+  virtual Result<ContentDigest, DiskError> hash(const std::string& path) = 0;
 
   // realpath() of `path`, which must exist.
   virtual Result<std::string, DiskError> real_path(const std::string& path) = 0;

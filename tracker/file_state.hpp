@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "tracker/content_traits.hpp"
+
 namespace fsguard {
 
 // The stat fields that change when a file is written, replaced or touched.
@@ -28,12 +30,19 @@ using ContentHash = std::array<std::uint64_t, 2>;
 // `ContentHash` as 32 lowercase hex digits, for logs and veto texts.
 std::string to_hex(const ContentHash& hash);
 
+// A file's content hash and the traits found in the same pass over it.
+struct ContentDigest {
+  ContentHash hash{};
+  ContentTraits traits;
+};
+
 // A file as fsguard saw it at `taken_at_ns` (wall clock, used only to decide
 // whether the stat fields can be trusted without hashing; see racy()).
 struct Fingerprint {
   FileStat stat;
   ContentHash hash{};
   std::int64_t taken_at_ns = 0;
+  ContentTraits traits = {}; // of the content hashed
 };
 
 // How far a file time must lie before the moment a fingerprint was taken for

@@ -185,6 +185,9 @@ Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
     return canonical_path(disk, raw);
   }
   const bool home_relative = raw == "~" || raw.starts_with("~/");
+  if (home_relative && !context.home) {
+    return PathError{"the path starts with ~, and the server's home directory is unknown"};
+  }
   if (context.rules == PathRules::working_directory) {
     const auto absolute = server_absolute_path(raw, context.home, context.cwd, {});
     if (!absolute) {
@@ -192,10 +195,10 @@ Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
     }
     return canonical_path(disk, *absolute);
   }
-  if (home_relative && context.home.empty()) {
-    return PathError{"the path starts with ~, and the server's home directory is unknown"};
-  }
-  if (!home_relative && context.allowed_sets.empty()) {
+  // "~" expands with Node's path.join, which keeps a relative $HOME (or ""
+  // as ".") relative: the server then resolves it like any relative path.
+  const bool relative = !expand_home(raw, context.home).value_or("/").starts_with('/');
+  if (relative && context.allowed_sets.empty()) {
     return PathError{"the path is relative, and the server's allowed directories are not "
                      "known right now (they are learned at start-up and after a roots change)",
                      true};
@@ -203,7 +206,7 @@ Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
   // Resolve under every allowed-directory set the server may be using; the
   // path names one file only if they all agree.
   const std::vector<DirectorySet> one_set(1);
-  const auto& sets = home_relative ? one_set : context.allowed_sets;
+  const auto& sets = relative ? context.allowed_sets : one_set;
   std::optional<std::string> agreed;
   for (const auto& allowed : sets) {
     const auto absolute = server_absolute_path(raw, context.home, context.cwd, allowed);

@@ -30,7 +30,7 @@ enum class PathRules {
 // What resolving a path depends on besides the filesystem.
 struct PathContext {
   PathRules rules = PathRules::absolute_only;
-  std::string home; // the upstream's $HOME ("" if unset)
+  HomeDirectory home; // the upstream's os.homedir()
   std::string cwd;  // the upstream's working directory
   // The allowed-directory sets the server may be using right now; empty
   // when fsguard does not know them.

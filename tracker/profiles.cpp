@@ -6,6 +6,8 @@ namespace fsguard {
 
 namespace {
 
+constexpr const char* k_names_no_file = "lists the allowed directories; names no file";
+
 ToolSpec spec(ToolRole role, std::string path_argument = "path")
 {
   ToolSpec tool;
@@ -47,19 +49,26 @@ Profile agent_infra_filesystem()
   add_reference_file_tools(tools);
   add_others(tools, {"create_directory", "list_directory", "directory_tree", "search_files",
                      "get_file_info"});
+  profile.unguarded = {{"list_allowed_directories", k_names_no_file}};
   return profile;
 }
 
 // @wonderwhy-er/desktop-commander. read_file shows at most `length` lines
 // (1000 by default) and says so in a status line; only a read whose status
-// says it started at the top and left nothing out is whole. Its
-// read_multiple_files has another format and is not counted as a read.
+// says it started at the top, showed as many lines as the file has, and
+// left nothing out is whole. (It counts the total by "\n" but reads with
+// Node's readline, which also ends a line at a bare "\r": a log with
+// progress bars shows "1000 lines (total: 600 lines, 0 remaining)" for its
+// first half.) Its read_multiple_files has another format and is not
+// counted as a read.
 Profile desktop_commander()
 {
   Profile profile{"desktop-commander", {}, PathRules::absolute_only};
   ToolMap& tools = profile.tools;
   ToolSpec read = spec(ToolRole::read);
-  read.whole_if_status = R"(\[Reading [0-9]+ lines from start \(total: [0-9]+ lines, 0 remaining\)\])";
+  read.whole_if_status =
+    R"(\[Reading (0|[1-9][0-9]*) lines from start \(total: \1 lines, 0 remaining\)\])";
+  read.view = ReadView::utf8_lines;
   tools["read_file"] = read;
   ToolSpec write = spec(ToolRole::write);
   write.role_argument = "mode";
@@ -70,10 +79,49 @@ Profile desktop_commander()
                                 ".jpeg", ".gif", ".webp", ".bmp", ".svg"};
   tools["write_file"] = write;
   tools["edit_block"] = spec(ToolRole::edit, "file_path");
+  // write_pdf renders its content (Markdown, or page operations on `path`)
+  // and writes the PDF with a plain file write to outputPath, or over path
+  // when outputPath is missing or "".
+  ToolSpec pdf = spec(ToolRole::write, "outputPath");
+  pdf.fallback_path_argument = "path";
+  pdf.content_is_file = false;
+  tools["write_pdf"] = pdf;
   ToolSpec move = spec(ToolRole::move, "source");
   move.destination_argument = "destination";
   tools["move_file"] = move;
   add_others(tools, {"create_directory", "list_directory", "get_file_info"});
+  constexpr const char* k_shell =
+    "runs any shell command, which can write any file; fsguard cannot see which files a "
+    "command touches";
+  constexpr const char* k_search = "searches file names and content; writes nothing";
+  constexpr const char* k_processes = "reads or lists terminal sessions; names no file";
+  constexpr const char* k_own = "reports desktop-commander's own state; names no file";
+  profile.unguarded = {
+    {"start_process", k_shell},
+    {"interact_with_process", std::string("sends input to a running process (a shell, a REPL), "
+                                          "which can write any file; fsguard cannot see which "
+                                          "files it touches")},
+    {"read_process_output", k_processes},
+    {"list_sessions", k_processes},
+    {"list_processes", k_processes},
+    {"force_terminate", "ends a terminal session; names no file"},
+    {"kill_process", "ends a process; names no file"},
+    {"read_multiple_files", "shows several files in a layout fsguard does not split, so its "
+                            "reads do not count; writes nothing"},
+    {"start_search", k_search},
+    {"get_more_search_results", k_search},
+    {"stop_search", k_search},
+    {"list_searches", k_search},
+    {"get_config", k_own},
+    {"set_config_value", "changes one setting in desktop-commander's own config file (under "
+                         "$HOME/.claude-server-commander), which the server reads and rewrites "
+                         "itself; it names no file of the agent's"},
+    {"get_usage_stats", k_own},
+    {"get_recent_tool_calls", k_own},
+    {"get_prompts", k_own},
+    {"give_feedback_to_desktop_commander", "opens desktop-commander's feedback form; names no "
+                                           "file"},
+  };
   return profile;
 }
 
@@ -86,7 +134,9 @@ ToolMap server_filesystem_tools()
   text_read.partial_if_set = {"head", "tail"};
   tools["read_text_file"] = text_read;
   tools["read_file"] = text_read; // the deprecated alias
-  tools["read_media_file"] = spec(ToolRole::read);
+  ToolSpec media = spec(ToolRole::read);
+  media.view = ReadView::bytes; // base64: every byte as it is
+  tools["read_media_file"] = media;
   add_reference_file_tools(tools);
   // Its edit_file answers with the unified diff it applied (measured in
   // docs: upstream facts), so fsguard can tell what the edit left.
@@ -99,7 +149,8 @@ ToolMap server_filesystem_tools()
 std::optional<Profile> profile_named(std::string_view name)
 {
   if (name == "server-filesystem") {
-    return Profile{"server-filesystem", server_filesystem_tools(), PathRules::server_filesystem};
+    return Profile{"server-filesystem", server_filesystem_tools(), PathRules::server_filesystem,
+                   {{"list_allowed_directories", k_names_no_file}}};
   }
   if (name == "agent-infra-filesystem") {
     return agent_infra_filesystem();

@@ -2,6 +2,7 @@
 // write which files, and how it turns a path argument into a file.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,9 @@ struct Profile {
   std::string name;
   ToolMap tools;
   PathRules rules = PathRules::absolute_only;
+  // The server's other tools, reviewed and passed through unguarded, each
+  // with the reason fsguard does not (or cannot) guard it.
+  std::map<std::string, std::string, std::less<>> unguarded = {};
 };
 
 // The tools of @modelcontextprotocol/server-filesystem.

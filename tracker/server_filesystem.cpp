@@ -104,19 +104,68 @@ std::string join_path(const std::string& base, std::string_view rest)
   return lexically_normal(base + "/" + std::string(rest));
 }
 
+// Node's path.join(`base`, `rest`) on POSIX, without a trailing slash (the
+// server resolves the result, which drops it): "." and ".." resolved,
+// leading ".." kept for a relative result, "." for an empty one.
+std::string node_join(std::string_view base, std::string_view rest)
+{
+  std::string joined(base);
+  if (!rest.empty()) {
+    if (!joined.empty()) {
+      joined += '/';
+    }
+    joined += rest;
+  }
+  const bool absolute = !joined.empty() && joined.front() == '/';
+  std::vector<std::string_view> kept;
+  std::string_view remaining = joined;
+  while (!remaining.empty()) {
+    const auto slash = remaining.find('/');
+    const std::string_view name = remaining.substr(0, slash);
+    remaining = slash == std::string_view::npos ? std::string_view() : remaining.substr(slash + 1);
+    if (name.empty() || name == ".") {
+      continue;
+    }
+    if (name == "..") {
+      if (!kept.empty() && kept.back() != "..") {
+        kept.pop_back();
+      } else if (!absolute) {
+        kept.push_back(name);
+      }
+      continue;
+    }
+    kept.push_back(name);
+  }
+  std::string normal = absolute ? "/" : "";
+  for (std::size_t index = 0; index < kept.size(); ++index) {
+    normal += (index == 0 ? "" : "/");
+    normal += kept[index];
+  }
+  return normal.empty() ? "." : normal;
+}
+
 } // namespace
 
-std::optional<std::string> server_absolute_path(std::string_view raw, const std::string& home,
+std::optional<std::string> expand_home(std::string_view raw, const HomeDirectory& home)
+{
+  if (raw != "~" && !raw.starts_with("~/")) {
+    return std::string(raw);
+  }
+  if (!home) {
+    return std::nullopt;
+  }
+  return node_join(*home, raw.substr(1));
+}
+
+std::optional<std::string> server_absolute_path(std::string_view raw, const HomeDirectory& home,
                                                 const std::string& cwd,
                                                 const DirectorySet& allowed)
 {
-  std::string expanded(raw);
-  if (raw == "~" || raw.starts_with("~/")) {
-    if (home.empty()) {
-      return std::nullopt;
-    }
-    expanded = join_path(home, raw.substr(1));
+  const auto expansion = expand_home(raw, home);
+  if (!expansion) {
+    return std::nullopt;
   }
+  const std::string& expanded = *expansion;
   if (is_windows_drive_path(expanded)) {
     return std::nullopt;
   }
@@ -159,7 +208,8 @@ std::optional<DirectorySet> parse_allowed_directories(std::string_view text)
 }
 
 DirectorySet predict_root_directories(const nlohmann::json& result, const DirectorySet& current,
-                                      Disk& disk, const std::string& home, const std::string& cwd)
+                                      Disk& disk, const HomeDirectory& home,
+                                      const std::string& cwd)
 {
   const auto roots = result.is_object() ? result.find("roots") : result.end();
   if (!result.is_object() || roots == result.end() || !roots->is_array()) {

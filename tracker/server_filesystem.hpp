@@ -17,15 +17,26 @@ namespace fsguard {
 
 using DirectorySet = std::vector<std::string>;
 
+// The upstream's home directory as Node's os.homedir() gives it: $HOME if it
+// is set, even to "" or a relative path, else the password database's entry;
+// nothing if there is neither (os.homedir() then throws).
+using HomeDirectory = std::optional<std::string>;
+
 // The serverInfo.name the server reports in its initialize result.
 inline constexpr std::string_view k_server_filesystem_name = "secure-filesystem-server";
 
+// `raw` with a leading "~" or "~/" expanded as the server's expandHome()
+// does: Node's path.join(`home`, rest), which stays relative when `home` is
+// (a relative $HOME, or "." for an empty one). Other paths are unchanged;
+// nothing for a "~" path when `home` is unknown.
+std::optional<std::string> expand_home(std::string_view raw, const HomeDirectory& home);
+
 // The absolute path the server derives from `raw` (before symlinks): "~" and
-// "~/..." expand with `home`; a relative path resolves against the first of
-// `allowed` under which it stays inside `allowed` (else the first), or
-// against `cwd` when `allowed` is empty. Nothing for a Windows drive path,
-// which the server refuses.
-std::optional<std::string> server_absolute_path(std::string_view raw, const std::string& home,
+// "~/..." expand with `home` (see expand_home); a relative path resolves
+// against the first of `allowed` under which it stays inside `allowed`
+// (else the first), or against `cwd` when `allowed` is empty. Nothing for a
+// Windows drive path, which the server refuses, or when `home` is unknown.
+std::optional<std::string> server_absolute_path(std::string_view raw, const HomeDirectory& home,
                                                 const std::string& cwd,
                                                 const DirectorySet& allowed);
 
@@ -38,6 +49,7 @@ std::optional<DirectorySet> parse_allowed_directories(std::string_view text);
 // resolves to a directory, in order; `current` if there are none, or if any
 // root is not a file:// URI (the SDK then rejects the whole reply).
 DirectorySet predict_root_directories(const nlohmann::json& result, const DirectorySet& current,
-                                      Disk& disk, const std::string& home, const std::string& cwd);
+                                      Disk& disk, const HomeDirectory& home,
+                                      const std::string& cwd);
 
 } // namespace fsguard

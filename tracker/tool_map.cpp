@@ -71,6 +71,15 @@ PathArgument path_argument(const nlohmann::json& arguments, const std::string& n
   return PathArgument{found->get<std::string>()};
 }
 
+// True if argument `name` is missing, null or "": a JavaScript server's
+// `outputPath ? ... : path` then falls back.
+bool absent_or_empty(const nlohmann::json& arguments, const std::string& name)
+{
+  const auto found = arguments.find(name);
+  return found == arguments.end() || found->is_null()
+         || (found->is_string() && found->get_ref<const std::string&>().empty());
+}
+
 // A head/tail argument makes a read partial unless the server ignores it
 // (server-filesystem ignores 0 and absent values).
 bool sets_partial(const nlohmann::json& arguments, const std::string& name)
@@ -126,6 +135,8 @@ std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view 
   call.path_list = spec.path_is_list;
   call.whole_if_status = spec.whole_if_status;
   call.result_is_diff = spec.result_is_diff;
+  call.content_is_file = spec.content_is_file;
+  call.view = spec.view;
   if (!dry_run && !spec.role_argument.empty()) {
     const auto selector = args.find(spec.role_argument);
     if (selector != args.end() && selector->is_string()) {
@@ -143,6 +154,8 @@ std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view 
                                               : PathArgument{});
       }
     }
+  } else if (!spec.fallback_path_argument.empty() && absent_or_empty(args, spec.path_argument)) {
+    call.paths.push_back(path_argument(args, spec.fallback_path_argument));
   } else {
     call.paths.push_back(path_argument(args, spec.path_argument));
   }

@@ -29,8 +29,15 @@ struct ToolSpec {
   std::string path_argument = "path";       // "source" for a move
   bool path_is_list = false;                // read_multiple_files' "paths"
   std::vector<std::string> partial_if_set;  // e.g. head, tail
+  ReadView view = ReadView::utf8_text;      // how a read shows the file
   std::string dry_run_argument;             // true => the call writes nothing
   std::string destination_argument;         // a move's target
+  // The argument that names the file when `path_argument` is absent, null
+  // or "" (write_pdf writes to outputPath, else over path).
+  std::string fallback_path_argument;
+  // False when a write's "content" argument is not the bytes it writes
+  // (write_pdf renders Markdown), so the file is not checked against it.
+  bool content_is_file = true;
   // The read is whole only if the first line of its result text matches
   // this regular expression (a server that reports truncation in-band).
   std::string whole_if_status;
@@ -65,9 +72,11 @@ struct GuardedCall {
   std::vector<PathArgument> paths; // a move: {source, destination}
   bool path_list = false;          // one response part per path (read_multiple_files)
   std::string whole_if_status;     // see ToolSpec
+  bool content_is_file = true;     // see ToolSpec
   ReadExtent extent = ReadExtent::whole;
   bool content_converted = false;  // see ToolSpec::converted_extensions
   bool result_is_diff = false;     // see ToolSpec
+  ReadView view = ReadView::utf8_text; // see ToolSpec
 };
 
 // Describes the call of `tool` with `arguments` under `tools`: nothing when

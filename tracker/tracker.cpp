@@ -15,7 +15,31 @@ SeenRecord record_of(const Fingerprint& fingerprint, ReadExtent extent)
   record.taken_at_ns = fingerprint.taken_at_ns;
   record.size = fingerprint.stat.size;
   record.extent = extent;
+  record.traits = fingerprint.traits;
   return record;
+}
+
+// What a read through `view` showed of content with `traits`: readline's
+// lines disagree with a count of "\n" when a bare "\r" is in the file, so
+// a status that says "all N lines" cannot be trusted then.
+ReadExtent extent_shown(ReadExtent extent, ReadView view, const ContentTraits& traits)
+{
+  return view == ReadView::utf8_lines && traits.bare_cr ? ReadExtent::partial : extent;
+}
+
+// Text written over bytes that are not valid UTF-8 destroys them: a whole
+// write unless the agent saw the exact bytes, and an edit always (the
+// server reads the whole file as UTF-8 and writes it back).
+std::optional<Veto> lossy_veto(const SeenRecord& record, WriteKind kind, const std::string& path)
+{
+  if (record.hash_state != HashState::known || record.traits.valid_utf8
+      || (kind == WriteKind::overwrite && record.view == ReadView::bytes)) {
+    return std::nullopt;
+  }
+  Veto veto;
+  veto.code = VetoCode::lossy_read;
+  veto.path = path;
+  return veto;
 }
 
 // True when the stat fields alone prove the file still holds `record`'s
@@ -51,7 +75,8 @@ ReadStart Tracker::begin_read(const std::string& path)
 }
 
 void Tracker::finish_read(const std::string& path, const ReadStart& start,
-                          ReadExtent extent, std::string partial_reason, std::uint64_t shown_at)
+                          ReadExtent extent, ReadView view, std::string partial_reason,
+                          std::uint64_t shown_at)
 {
   if (extent == ReadExtent::whole) {
     partial_reason.clear();
@@ -68,7 +93,8 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     record.hash_state = HashState::owed;
     record.partial_reason = partial_reason;
     record.known_since = shown_at;
-    record.extent = extent;
+    record.extent = extent; // lines may still turn out partial when the file is hashed
+    record.view = view;
     record.whole_since = extent == ReadExtent::whole ? shown_at : k_never;
     record.earlier = earlier_view(path);
     m_records[path] = record;
@@ -83,7 +109,10 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     m_records.erase(path);
     return;
   }
+  extent = extent_shown(extent, view, after->traits);
+  extent = extent_shown(extent, view, after->traits);
   SeenRecord record = record_of(*after, extent);
+  record.view = view;
   record.partial_reason = partial_reason;
   record.known_since = shown_at;
   record.whole_since = extent == ReadExtent::whole ? shown_at : k_never;
@@ -151,6 +180,11 @@ void Tracker::settle(const std::string& path)
   }
   record.hash = now->hash;
   record.hash_state = HashState::known;
+  record.traits = now->traits;
+  record.extent = extent_shown(record.extent, record.view, record.traits);
+  if (record.extent == ReadExtent::partial) {
+    record.whole_since = k_never;
+  }
   if (record.earlier) {
     merge_earlier(record, *record.earlier);
   }
@@ -222,7 +256,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     return veto;
   }
   if (stat_proves_unchanged(record, *current)) {
-    return std::nullopt;
+    return lossy_veto(record, kind, path);
   }
   if (record.trusted_stat && record.hash_state == HashState::known
       && record.size != current->size) {
@@ -246,12 +280,14 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     const auto extent = record.extent;
     const auto known_since = record.known_since;
     const auto whole_since = record.whole_since;
+    const auto view = record.view;
     auto reason = std::move(record.partial_reason);
     record = record_of(*now, extent);
     record.partial_reason = std::move(reason);
     record.known_since = known_since;
     record.whole_since = whole_since;
-    return std::nullopt;
+    record.view = view;
+    return lossy_veto(record, kind, path);
   }
   veto.code = VetoCode::changed;
   veto.seen_size = record.size;

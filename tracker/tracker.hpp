@@ -18,6 +18,14 @@
 namespace fsguard {
 
 enum class ReadExtent { whole, partial };
+
+// How a read showed the agent the bytes of a file.
+enum class ReadView {
+  bytes,      // exactly (base64: read_media_file)
+  utf8_text,  // decoded as UTF-8: bytes that are not valid UTF-8 show as U+FFFD
+  utf8_lines, // the same, in lines as Node's readline splits them (it also ends
+              // a line at a bare "\r"), counted against "\n" (desktop-commander)
+};
 enum class WriteKind { overwrite, edit };
 enum class PartialReadAllowsOverwrite { no, yes };
 
@@ -63,6 +71,8 @@ struct SeenRecord {
   std::uint64_t known_since = 0;
   std::uint64_t whole_since = 0;
   std::optional<EarlierView> earlier; // owed: the record this read replaced
+  ReadView view = ReadView::bytes; // how the agent was shown it; its own writes: exactly
+  ContentTraits traits;            // of the content hashed (once the hash is known)
 };
 
 class Tracker {
@@ -77,10 +87,11 @@ public:
   // recorded as changed_during_read. Call it before the response goes on;
   // when the stat alone shows the file held still, it costs one stat and
   // leaves the hash owed to settle_reads().
-  // `partial_reason` says how a partial view was cut when it was not head/tail;
-  // `shown_at` is the moment its answer reached the agent (see check_write).
+  // The read showed it through `view`; `partial_reason` says how a partial
+  // view was cut when it was not head/tail; `shown_at` is the moment its
+  // answer reached the agent (see check_write).
   void finish_read(const std::string& path, const ReadStart& start, ReadExtent extent,
-                   std::string partial_reason = {}, std::uint64_t shown_at = 0);
+                   ReadView view, std::string partial_reason = {}, std::uint64_t shown_at = 0);
 
   // Hashes the files whose reads left a hash owed. Call it once their
   // responses are on their way. A file that changed since finish_read() is

@@ -15,6 +15,7 @@ std::string_view to_string(VetoCode code)
   case VetoCode::cannot_inspect: return "cannot_inspect";
   case VetoCode::outside_confinement: return "outside_confinement";
   case VetoCode::unknown_outcome: return "unknown_outcome";
+  case VetoCode::lossy_read: return "lossy_read";
   }
   return "unknown";
 }
@@ -94,6 +95,14 @@ std::string veto_text(std::string_view tool, const Veto& veto)
     text += "an earlier change to " + veto.path + " through fsguard was cancelled or not "
             "answered in time, so nobody knows what the file holds now. Read it again, "
             "then retry.";
+  case VetoCode::lossy_read:
+    text += veto.path + " is not valid UTF-8, so reading it as text showed U+FFFD "
+            "replacement characters where some of its bytes are, and writing it as text "
+            "would replace those bytes for good (edit_file too: it rewrites the whole file "
+            "as text). It cannot be changed safely with read_text_file, write_file or "
+            "edit_file. Leave it as it is, or have it converted to UTF-8 outside this session "
+            "and read it again. To replace the whole file on purpose, read its exact bytes "
+            "with read_media_file first, then retry write_file.";
     break;
   }
   return text;

@@ -16,6 +16,7 @@ enum class VetoCode {
   cannot_inspect,      // the file exists but cannot be stat'ed or hashed
   outside_confinement, // the path lies outside the configured confine_to
   unknown_outcome,     // an earlier write through fsguard was cancelled or never answered
+  lossy_read,          // not valid UTF-8: written as text, bytes would be lost
 };
 
 // The code as it appears in `_meta["fsguard/veto"].code`, e.g. "not_read".

@@ -111,8 +111,10 @@ void fuzz_parts(std::string_view input)
     paths.emplace_back(input.substr(0, end));
     input.remove_prefix(end + 1);
   }
-  const auto read = parts_read(input, paths);
+  std::size_t work = 0;
+  const auto read = parts_read(input, paths, &work);
   check(read.size() == paths.size());
+  check(work <= 4 * input.size() + 64 * 1024 + 1); // linear, or it gives up
 }
 
 FakeDisk workspace()
@@ -149,13 +151,15 @@ void fuzz_path(std::string_view input)
 // Drives the tracker with a sequence of agent reads and writes and outside
 // changes, and checks each write decision against a model that knows what
 // content the agent last saw: a write must be allowed exactly when the file
-// is absent, or present with the content the agent last read or wrote.
+// is absent, or present with the content the agent last read or wrote, and
+// that content is valid UTF-8 (the reads here are text views; the agent's
+// own writes are ASCII).
 void fuzz_tracker(std::string_view input)
 {
   FakeDisk disk = workspace();
   Tracker tracker(disk);
   const std::string files[] = {"/ws/a.txt", "/ws/b.txt", "/ws/sub/c.txt"};
-  const std::string contents[] = {"a", "b", "aa", "ab", ""};
+  const std::string contents[] = {"a", "b", "aa", "ab", "", "caf\xE9"};
   std::map<std::string, std::string> on_disk{{"/ws/a.txt", "a"}};
   std::map<std::string, std::string> known; // what the agent last saw
   int counter = 0;
@@ -163,12 +167,12 @@ void fuzz_tracker(std::string_view input)
     const auto op = static_cast<unsigned char>(input[index]) % 12;
     const auto arg = static_cast<unsigned char>(input[index + 1]);
     const std::string& file = files[arg % 3];
-    const std::string& content = contents[(arg / 3) % 5];
+    const std::string& content = contents[(arg / 3) % 6];
     const bool exists = on_disk.contains(file);
     switch (op) {
     case 0: { // the agent reads the file
       const ReadStart start = tracker.begin_read(file);
-      tracker.finish_read(file, start, ReadExtent::whole);
+      tracker.finish_read(file, start, ReadExtent::whole, ReadView::utf8_text);
       tracker.settle_reads(); // as the relay does once the response is forwarded
       if (exists) known[file] = on_disk[file];
       else known.erase(file);
@@ -176,7 +180,9 @@ void fuzz_tracker(std::string_view input)
     }
     case 1: { // the agent writes it
       const auto veto = tracker.check_write(file, WriteKind::overwrite, PartialReadAllowsOverwrite::no);
-      const bool allowed = !exists || (known.contains(file) && known[file] == on_disk[file]);
+      const bool allowed = !exists
+                           || (known.contains(file) && known[file] == on_disk[file]
+                               && content_traits(on_disk[file]).valid_utf8);
       check(veto.has_value() != allowed);
       if (!exists) known.erase(file);
       if (allowed) {
@@ -199,7 +205,7 @@ void fuzz_tracker(std::string_view input)
     case 10: if (exists) disk.replace(file, on_disk[file]); break; // identical rewrite
     case 11: { // the agent reads the file, and it is rewritten before fsguard hashes it
       const ReadStart start = tracker.begin_read(file);
-      tracker.finish_read(file, start, ReadExtent::whole);
+      tracker.finish_read(file, start, ReadExtent::whole, ReadView::utf8_text);
       const SeenRecord* record = tracker.find(file);
       const bool hash_owed = record != nullptr && record->hash_state == HashState::owed;
       const std::string seen = exists ? on_disk[file] : std::string();

@@ -10,7 +10,7 @@ import path from 'node:path';
 
 import {
   SERVER_FS_SCRIPT, TEE_SCRIPT,
-  callTool, connect, makeWorkspace, openSession, sleep, textOf, vetoCode, vetoMeta, waitFor,
+  callTool, connect, descendantPids, makeWorkspace, openSession, sleep, textOf, vetoCode, vetoMeta, waitFor,
 } from './lib/harness.mjs';
 
 const readDisk = (p) => fs.readFileSync(p, 'utf8');
@@ -306,6 +306,43 @@ test('read_multiple_files is not fooled by a file whose content mimics a part de
   assert.equal(readDisk(d), 'now a file\n');
 });
 
+test('read_multiple_files splits in time linear in the response: 400 paths and a file of --- lines, '
+  + '20,000 missing paths', async (t) => {
+  const dashes = '---\n'.repeat(250_000); // 1 MB: a separator candidate on every line
+  const files = { 'dashes.txt': dashes };
+  for (let i = 0; i < 399; i += 1) files[`f${i}.txt`] = `file ${i}\n`;
+  const { file, s, call } = await openSession(t, { files });
+  const upstream = descendantPids(s.pid)[0];
+  assert.ok(upstream, 'the upstream runs under fsguard');
+  // CPU time (user + system) of a process so far, in ms: the scheduler's
+  // count, which a busy machine does not inflate the way it does wall time.
+  const cpuMs = (pid) => {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in 10 ms ticks
+  };
+  const manyFiles = [...Array.from({ length: 399 }, (_, i) => file(`f${i}.txt`)), file('dashes.txt')];
+  const missing = Array.from({ length: 20_000 }, (_, i) => file(`missing-${i}.txt`));
+
+  for (const [what, paths] of [['400 paths and a file of --- lines', manyFiles], ['20,000 missing paths', missing]]) {
+    const [guardBefore, serverBefore, began] = [cpuMs(s.pid), cpuMs(upstream), Date.now()];
+    const r = await s.client.callTool({ name: 'read_multiple_files', arguments: { paths } }, undefined,
+      { timeout: 120_000 });
+    const guardCpu = cpuMs(s.pid) - guardBefore;
+    const serverCpu = cpuMs(upstream) - serverBefore;
+    t.diagnostic(`${what}: ${Date.now() - began} ms; CPU: fsguard ${guardCpu} ms, server ${serverCpu} ms`);
+    assert.equal(r.isError, undefined, `${what}: answered`);
+    // The split was quadratic: 18 s and 15 s of fsguard's CPU where the
+    // server needed 0.06 s and 2 s. fsguard's linear work (parsing, paths,
+    // the split) stays under the server's own for the same call.
+    assert.ok(guardCpu <= serverCpu + 1000, `${what}: fsguard used ${guardCpu} ms of CPU, the server ${serverCpu} ms`);
+  }
+  // The split still counts what was read: every file, the --- one included.
+  for (const p of [file('f0.txt'), file('f398.txt'), file('dashes.txt')]) {
+    assertAllowed(await call('write_file', { path: p, content: 'rewritten\n' }), `write ${p}`);
+  }
+  assert.equal(readDisk(file('dashes.txt')), 'rewritten\n');
+});
+
 test('a head read vetoes write_file as partial_read but allows edit_file', async (t) => {
   const lines = 'l1\nl2\nl3\nl4\n';
   const { file, call } = await openSession(t, { files: { 'h.txt': lines, 't.txt': lines, 'f.txt': lines } });
@@ -331,6 +368,49 @@ test('a head read vetoes write_file as partial_read but allows edit_file', async
   assertAllowed(await call('read_text_file', { path: f }), 'full read of f');
   assertAllowed(await call('write_file', { path: f, content: 'full\n' }), 'write after a later full read');
   assert.equal(readDisk(f), 'full\n');
+});
+
+test('a file that is not valid UTF-8, read as text, is vetoed as lossy_read for write_file and edit_file', async (t) => {
+  const latin1 = Buffer.from('caf\xe9 cr\xe8me\n', 'latin1');
+  const { file, call } = await openSession(t, {
+    files: { 'latin1.txt': latin1, 'many.txt': latin1, 'media.txt': latin1, 'utf8.txt': 'café crème\n' },
+  });
+  const readBytes = (p) => fs.readFileSync(p);
+
+  // read_text_file shows U+FFFD where the bytes are: the agent never saw them.
+  const l = file('latin1.txt');
+  const r = await call('read_text_file', { path: l });
+  assert.equal(textOf(r), 'caf\uFFFD cr\uFFFDme\n');
+  const w = await call('write_file', { path: l, content: textOf(r).replace('caf', 'CAF') });
+  assertVeto(w, 'lossy_read', 'write_file', 'write_file after a lossy read');
+  assert.match(textOf(w), /not valid UTF-8/);
+  // edit_file would rewrite the whole file as UTF-8, the other bytes included.
+  assertVeto(await call('edit_file', { path: l, edits: [{ oldText: 'caf', newText: 'CAF' }] }),
+    'lossy_read', 'edit_file', 'edit_file after a lossy read');
+  assert.deepEqual(readBytes(l), latin1);
+
+  const m = file('many.txt');
+  assertAllowed(await call('read_multiple_files', { paths: [m] }), 'read_multiple_files');
+  assertVeto(await call('write_file', { path: m, content: 'x\n' }), 'lossy_read', 'write_file',
+    'write_file after a lossy read_multiple_files');
+  assert.deepEqual(readBytes(m), latin1);
+
+  // read_media_file shows the exact bytes (base64): replacing the whole file
+  // is an informed choice, but an edit still rewrites the rest as text.
+  const md = file('media.txt');
+  assertAllowed(await call('read_media_file', { path: md }), 'read_media_file');
+  assertVeto(await call('edit_file', { path: md, edits: [{ oldText: 'caf', newText: 'CAF' }] }),
+    'lossy_read', 'edit_file', 'edit_file after an exact read');
+  assert.deepEqual(readBytes(md), latin1);
+  assertAllowed(await call('write_file', { path: md, content: 'café crème\n' }), 'write_file after an exact read');
+  assert.equal(readDisk(md), 'café crème\n');
+
+  // Valid UTF-8 is unaffected.
+  const u = file('utf8.txt');
+  assertAllowed(await call('read_text_file', { path: u }), 'read of a UTF-8 file');
+  assertAllowed(await call('edit_file', { path: u, edits: [{ oldText: 'café', newText: 'CAFÉ' }] }), 'edit of a UTF-8 file');
+  assertAllowed(await call('write_file', { path: u, content: 'ok\n' }), 'write of a UTF-8 file');
+  assert.equal(readDisk(u), 'ok\n');
 });
 
 // ---------------------------------------------------------------------------

@@ -19,6 +19,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
 import {
   FSGUARD_BIN, SERVER_FS_SCRIPT, TESTS_DIR,
   cleanEnv, isAlive, killTree, makeWorkspace, sleep, spawnRawFor, waitFor,
@@ -1013,4 +1016,51 @@ test('9. a client that stops reading while 20 x 4 MiB reads come back: fsguard m
   h.endInput();
   assert.deepEqual(await h.waitExit(5000), { code: 0, signal: null });
   await assertNothingLeft(h.watch);
+});
+
+// ---------------------------------------------------------------------------
+// 10. a client that never reads fsguard's stderr
+
+test('10. a client that pipes stderr and never reads it: 10,000 would-be vetoes in warn mode are '
+  + 'all answered, and the dropped log lines are reported once stderr is read', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'unread\n' });
+  // The SDK's stderr: "pipe" without a reader: what a client does that only
+  // wants stdout. Each call below logs one warn line of about 300 bytes.
+  const transport = new StdioClientTransport({
+    command: FSGUARD_BIN, args: ['--mode', 'warn', '--', ...realServer(ws.dir)],
+    env: cleanEnv(), stderr: 'pipe',
+  });
+  const client = new Client({ name: 'fsguard-faults', version: '0.0.0' }, { capabilities: {} });
+  await client.connect(transport, { timeout: 10_000 });
+  const watch = watchTree(t, transport.pid);
+  t.after(async () => { try { await client.close(); } catch { /* closed */ } });
+
+  const CALLS = 10_000;
+  const BATCH = 50;
+  let answered = 0;
+  for (let first = 0; first < CALLS; first += BATCH) {
+    const results = await Promise.all(Array.from({ length: BATCH }, () => client.callTool(
+      { name: 'edit_file', arguments: { path: ws.file('a.txt'), edits: [{ oldText: 'absent', newText: 'x' }] } },
+      undefined, { timeout: 10_000 })));
+    for (const r of results) {
+      // Forwarded (warn mode), and refused by the server itself: no match.
+      assert.equal(r.isError, true);
+      assert.match(r.content?.[0]?.text ?? '', /Could not find exact match/);
+      answered += 1;
+    }
+  }
+  assert.equal(answered, CALLS);
+  assert.equal(fs.readFileSync(ws.file('a.txt'), 'utf8'), 'unread\n');
+
+  // The client reads stderr at last: fsguard reports what it had to drop.
+  let stderr = '';
+  transport.stderr.on('data', (chunk) => { stderr += chunk.toString('utf8'); });
+  const reported = await waitFor(() => /fsguard: warn: dropped \d+ log lines \(\d+ bytes\) because stderr was not being read/.test(stderr), 10_000);
+  assert.ok(reported, `the drop is reported once stderr is read; got ${stderr.length} bytes ending:\n${stderr.slice(-600)}`);
+  const kept = stderr.match(/would refuse \(warn mode lets it through\)/g)?.length ?? 0;
+  const dropped = Number(stderr.match(/dropped (\d+) log lines/)[1]);
+  t.diagnostic(`warn lines kept ${kept}, dropped ${dropped}`);
+  assert.ok(dropped > 0 && kept + dropped >= CALLS, `kept ${kept} + dropped ${dropped} cover the ${CALLS} calls`);
+  await client.close();
+  await assertNothingLeft(watch);
 });

@@ -140,6 +140,36 @@ async function allowedDirectories(client) {
   return textOf(res).split('\n').slice(1);
 }
 
+test('~ expands as Node expands it: HOME set but empty gives "/", HOME=. stays relative to the allowed directory', async (t) => {
+  // [HOME, how the agent spells notes.txt]
+  const cases = [
+    ['', (dir) => `~${dir}/notes.txt`], // path.join("", "/<dir>/notes.txt")
+    ['', (dir) => `~/..${dir}/notes.txt`], // path.join("", "/../<dir>/notes.txt")
+    ['.', () => '~/notes.txt'], // path.join(".", "/notes.txt") is "notes.txt"
+    ['.', () => '~/sub/../notes.txt'],
+  ];
+  for (const [home, spell] of cases) {
+    const ws = makeWorkspace({ 'notes.txt': 'mine\n', 'sub/.keep': '' }, 'fsguard-paths-');
+    const s = await connect({ dir: ws.dir, env: { HOME: home } });
+    try {
+      const call = (n, a) => callTool(s.client, n, a);
+      const p = spell(ws.dir);
+      const what = `HOME=${JSON.stringify(home)} ${p}`;
+      const blind = await call('write_file', { path: p, content: 'blind\n' });
+      assertVeto(blind, 'not_read', `${what}: blind write`);
+      assert.equal(blind._meta['fsguard/veto'].path, ws.file('notes.txt'), `${what}: the file the server would write`);
+      assert.equal(readDisk(ws.file('notes.txt')), 'mine\n', `${what}: untouched`);
+      const read = await call('read_text_file', { path: p });
+      assert.equal(textOf(read), 'mine\n', `${what}: the server reads that file`);
+      assertAllowed(await call('write_file', { path: p, content: 'written\n' }), `${what}: write after read`);
+      assert.equal(readDisk(ws.file('notes.txt')), 'written\n', `${what}: written where fsguard looked`);
+    } finally {
+      await s.close();
+      ws.cleanup();
+    }
+  }
+});
+
 test('client roots that replace the command-line directories mid-session move relative paths with them', async (t) => {
   const cli = makeWorkspace({ 'a.txt': 'cli\n' }, 'fsguard-cli-');
   const one = makeWorkspace({ 'a.txt': 'one\n' }, 'fsguard-root1-');

@@ -189,7 +189,7 @@ void FakeDisk::fail_hash(const std::string& path, int error_number)
   m_hash_errors[path] = error_number;
 }
 
-Result<ContentHash, DiskError> FakeDisk::hash(const std::string& path)
+Result<ContentDigest, DiskError> FakeDisk::hash(const std::string& path)
 {
   ++hash_calls;
   if (on_next_hash) {
@@ -208,7 +208,7 @@ Result<ContentHash, DiskError> FakeDisk::hash(const std::string& path)
   if (!entry.stat.is_regular()) {
     return DiskError{EINVAL};
   }
-  return fake_hash(entry.content);
+  return ContentDigest{fake_hash(entry.content), content_traits(entry.content)};
 }
 
 Result<std::string, DiskError> FakeDisk::real_path(const std::string& path)

@@ -44,7 +44,7 @@ public:
   int hash_calls = 0;
 
   Result<FileStat, DiskError> stat(const std::string& path) override;
-  Result<ContentHash, DiskError> hash(const std::string& path) override;
+  Result<ContentDigest, DiskError> hash(const std::string& path) override;
   Result<std::string, DiskError> real_path(const std::string& path) override;
   Result<std::string, DiskError> read(const std::string& path) override;
   ContentHash hash_of(std::string_view bytes) override { return fake_hash(std::string(bytes)); }

@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "proxy/config.hpp"
 #include "proxy/options.hpp"
+#include "tracker/profiles.hpp"
 
 using namespace fsguard;
 
@@ -75,5 +78,18 @@ TEST_SUITE("options")
     CHECK_FALSE(parse_options({"--mode", "loud"}).ok());
     CHECK_FALSE(parse_options({"--config"}).ok());
     CHECK_FALSE(parse_options({"node", "server.js"}).ok());
+    CHECK_FALSE(parse_options({"--print-profile"}).ok());
+  }
+
+  TEST_CASE("--print-profile names a built-in profile, printed with its guarded and unguarded tools")
+  {
+    CHECK(*parse_options({"--print-profile", "desktop-commander"})->print_profile == "desktop-commander");
+    CHECK(*parse_options({"--print-profile=server-filesystem"})->print_profile == "server-filesystem");
+    const auto printed = nlohmann::json::parse(describe_profile(*profile_named("desktop-commander")));
+    CHECK(printed["profile"] == "desktop-commander");
+    CHECK(printed["tools"]["write_pdf"]["path"] == "outputPath");
+    CHECK(printed["tools"]["write_pdf"]["path_if_unset"] == "path");
+    CHECK(printed["tools"]["write_file"]["role_by"]["mode"]["append"] == "edit");
+    CHECK(printed["unguarded"]["start_process"].is_string());
   }
 }

@@ -89,6 +89,30 @@ TEST_SUITE("real_disk")
       REQUIRE(generic.ok());
       CHECK(generic->hash == fingerprint->hash);
       CHECK(generic->stat == fingerprint->stat);
+      CHECK(fingerprint->traits == ContentTraits{true, false});
+    }
+    // Not valid UTF-8, and a bare "\r", each found in the pass that hashes:
+    // also where a sequence or a CRLF straddles two reads of the buffer.
+    for (const std::size_t at : {std::size_t(5), std::size_t(256 * 1024 - 1)}) {
+      CAPTURE(at);
+      std::string latin1(300 * 1024, 'a');
+      latin1[at] = '\xC3';
+      latin1[at + 1] = '(';
+      std::ofstream(root + "/latin1.txt") << latin1;
+      CHECK(disk.fingerprint(root + "/latin1.txt")->traits == ContentTraits{false, false});
+      std::string valid = latin1;
+      valid[at + 1] = '\xA9';
+      std::ofstream(root + "/valid.txt") << valid;
+      CHECK(disk.fingerprint(root + "/valid.txt")->traits == ContentTraits{true, false});
+      std::string crlf(300 * 1024, 'a');
+      crlf[at] = '\r';
+      crlf[at + 1] = '\n';
+      std::ofstream(root + "/crlf.txt") << crlf;
+      CHECK(disk.fingerprint(root + "/crlf.txt")->traits == ContentTraits{true, false});
+      crlf[at + 1] = 'x';
+      std::ofstream(root + "/cr.txt") << crlf;
+      CHECK(disk.fingerprint(root + "/cr.txt")->traits == ContentTraits{true, true});
+      CHECK(take_fingerprint(disk, root + "/cr.txt")->traits == ContentTraits{true, true});
     }
     CHECK(disk.fingerprint(root + "/missing.txt").error().error_number == ENOENT);
     CHECK(disk.fingerprint(root + "/fifo").error().error_number == EINVAL);

@@ -112,6 +112,33 @@ TEST_SUITE("path")
     }
   }
 
+  TEST_CASE("~ with an empty or relative $HOME resolves where the server puts it; an unknown home is refused")
+  {
+    FakeDisk disk = make_workspace();
+    PathContext empty_home = server_context();
+    empty_home.home = "";
+    CHECK(*resolve_path(disk, "~/ws/a.txt", empty_home) == "/ws/a.txt");
+    PathContext dot_home = server_context();
+    dot_home.home = ".";
+    CHECK(*resolve_path(disk, "~/a.txt", dot_home) == "/ws/a.txt");
+    CHECK(*resolve_path(disk, "~", dot_home) == "/ws");
+    // Relative after expansion: it waits for the allowed directories too.
+    dot_home.allowed_sets.clear();
+    const auto waiting = resolve_path(disk, "~/a.txt", dot_home);
+    REQUIRE_FALSE(waiting.ok());
+    CHECK(waiting.error().directories_in_doubt);
+    PathContext no_home = server_context();
+    no_home.home = std::nullopt;
+    const auto unknown = resolve_path(disk, "~/a.txt", no_home);
+    REQUIRE_FALSE(unknown.ok());
+    CHECK(unknown.error().reason.find("home directory is unknown") != std::string::npos);
+    PathContext agent_infra = server_context();
+    agent_infra.rules = PathRules::working_directory;
+    agent_infra.home = ".";
+    agent_infra.cwd = "/ws";
+    CHECK(*resolve_path(disk, "~/a.txt", agent_infra) == "/ws/a.txt");
+  }
+
   TEST_CASE("server-filesystem: a relative path resolves only if every possible directory set agrees")
   {
     FakeDisk disk = make_workspace();

@@ -20,7 +20,28 @@ TEST_SUITE("server_filesystem")
     CHECK(*server_absolute_path("x", "/h", "/c", {}) == "/c/x");
     CHECK(*server_absolute_path("~/x", "/h", "/c", {"/a"}) == "/h/x");
     CHECK_FALSE(server_absolute_path("C:\\x.txt", "/h", "/c", {"/a"}));
-    CHECK_FALSE(server_absolute_path("~/x", "", "/c", {"/a"}));
+    CHECK_FALSE(server_absolute_path("~/x", std::nullopt, "/c", {"/a"})); // os.homedir() throws
+  }
+
+  TEST_CASE("~ expands exactly as Node's path.join(os.homedir(), rest), relative $HOME included")
+  {
+    CHECK(*expand_home("~/x", "/h") == "/h/x");
+    CHECK(*expand_home("~", "/h/") == "/h");
+    CHECK(*expand_home("~/../x", "/h/me") == "/h/x");
+    CHECK(*expand_home("~/x", "") == "/x");            // HOME set but empty
+    CHECK(*expand_home("~", "") == ".");
+    CHECK(*expand_home("~/notes.txt", ".") == "notes.txt"); // HOME=.
+    CHECK(*expand_home("~/x", "rel/dir") == "rel/dir/x");
+    CHECK(*expand_home("~/../../x", "rel") == "../x");
+    CHECK(*expand_home("~/x", "~") == "~/x");           // expanded once only
+    CHECK(*expand_home("~root/x", "/h") == "~root/x");  // only ~ and ~/ expand
+    CHECK(*expand_home("x", std::nullopt) == "x");
+    CHECK_FALSE(expand_home("~/x", std::nullopt));
+    // A relative expansion resolves like any relative path.
+    CHECK(*server_absolute_path("~/x", "", "/c", {"/a"}) == "/x");
+    CHECK(*server_absolute_path("~/notes.txt", ".", "/c", {"/a", "/b"}) == "/a/notes.txt");
+    CHECK(*server_absolute_path("~/../b/x", ".", "/c", {"/a", "/b"}) == "/b/x");
+    CHECK(*server_absolute_path("~/x", "rel", "/c", {}) == "/c/rel/x"); // agent-infra: the cwd
   }
 
   TEST_CASE("the listing text gives the directories in order")

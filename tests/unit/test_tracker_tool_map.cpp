@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <regex>
+
 #include <nlohmann/json.hpp>
 
 #include "tracker/profiles.hpp"
@@ -108,5 +110,54 @@ TEST_SUITE("profiles")
     CHECK(*edit->paths[0].raw == "/f");
     CHECK_FALSE(describe_call(tools, "read_multiple_files", json{{"paths", {"/a"}}}));
     CHECK_FALSE(describe_call(tools, "read_file", json{{"path", "/a"}})->whole_if_status.empty());
+  }
+
+  TEST_CASE("desktop-commander: write_pdf writes to outputPath, or over path when outputPath is unset")
+  {
+    const ToolMap tools = profile_named("desktop-commander")->tools;
+    const auto to_output = describe_call(tools, "write_pdf",
+                                         json{{"path", "/in.pdf"}, {"outputPath", "/out.pdf"}, {"content", "# x"}});
+    CHECK(to_output->role == ToolRole::write);
+    CHECK(*to_output->paths.at(0).raw == "/out.pdf");
+    CHECK_FALSE(to_output->content_is_file); // Markdown, not the PDF's bytes
+    for (const json& unset : {json(""), json(nullptr)}) {
+      const json arguments = {{"path", "/in.pdf"}, {"content", json::array()}, {"outputPath", unset}};
+      CAPTURE(arguments.dump());
+      CHECK(*describe_call(tools, "write_pdf", arguments)->paths.at(0).raw == "/in.pdf");
+    }
+    CHECK(*describe_call(tools, "write_pdf", json{{"path", "/in.pdf"}})->paths.at(0).raw == "/in.pdf");
+    // Any other outputPath names no file fsguard can check: refused as unresolved.
+    CHECK_FALSE(describe_call(tools, "write_pdf", json{{"path", "/in.pdf"}, {"outputPath", 7}})->paths.at(0).raw);
+    CHECK(describe_call(server_filesystem_tools(), "write_file", json{{"path", "/a"}})->content_is_file);
+  }
+
+  TEST_CASE("each built-in profile names its unguarded tools, none of them also guarded")
+  {
+    for (const char* name : {"server-filesystem", "agent-infra-filesystem", "desktop-commander"}) {
+      CAPTURE(name);
+      const Profile profile = *profile_named(name);
+      CHECK_FALSE(profile.unguarded.empty());
+      for (const auto& [tool, reason] : profile.unguarded) {
+        CAPTURE(tool);
+        CHECK_FALSE(profile.tools.contains(tool));
+        CHECK_FALSE(reason.empty());
+      }
+    }
+    CHECK(profile_named("desktop-commander")->unguarded.contains("start_process"));
+  }
+
+  TEST_CASE("desktop-commander's status makes a read whole only when the lines read equal the total and none remain")
+  {
+    const std::regex whole(profile_named("desktop-commander")->tools.at("read_file").whole_if_status);
+    CHECK(std::regex_match("[Reading 600 lines from start (total: 600 lines, 0 remaining)]", whole));
+    CHECK(std::regex_match("[Reading 0 lines from start (total: 0 lines, 0 remaining)]", whole));
+    // readline ended lines at bare carriage returns too: the numbers disagree.
+    CHECK_FALSE(std::regex_match("[Reading 1000 lines from start (total: 600 lines, 0 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 60 lines from start (total: 600 lines, 0 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 600 lines from start (total: 60 lines, 0 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 1000 lines from start (total: 1500 lines, 500 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 10 lines from line 5 (total: 10 lines, 0 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 010 lines from start (total: 10 lines, 0 remaining)]", whole));
+    CHECK_FALSE(std::regex_match("[Reading 10 lines from start]", whole));
   }
 }

@@ -25,15 +25,17 @@ struct Fixture {
   }
 
   // A read whose response has been forwarded, and whose hash may be owed.
-  void read_forwarded(const std::string& path = k_file, ReadExtent extent = ReadExtent::whole)
+  void read_forwarded(const std::string& path = k_file, ReadExtent extent = ReadExtent::whole,
+                      ReadView view = ReadView::utf8_text)
   {
     const ReadStart start = tracker.begin_read(path);
-    tracker.finish_read(path, start, extent);
+    tracker.finish_read(path, start, extent, view);
   }
 
-  void read(const std::string& path = k_file, ReadExtent extent = ReadExtent::whole)
+  void read(const std::string& path = k_file, ReadExtent extent = ReadExtent::whole,
+            ReadView view = ReadView::utf8_text)
   {
-    read_forwarded(path, extent);
+    read_forwarded(path, extent, view);
     tracker.settle_reads(); // as the relay does once the response is forwarded
   }
 
@@ -157,7 +159,7 @@ TEST_SUITE("tracker")
     const ReadStart start = f.tracker.begin_read(k_file);
     f.disk.advance(k_tick);
     f.disk.write(k_file, "changed meanwhile\n");
-    f.tracker.finish_read(k_file, start, ReadExtent::whole);
+    f.tracker.finish_read(k_file, start, ReadExtent::whole, ReadView::utf8_text);
     CHECK(code_of(f.overwrite()) == VetoCode::changed_during_read);
     f.read();
     CHECK_FALSE(f.overwrite());
@@ -169,7 +171,7 @@ TEST_SUITE("tracker")
     const ReadStart start = f.tracker.begin_read(k_file); // racy: hashes up front
     REQUIRE(start.hash.has_value());
     f.disk.write(k_file, "HELLO\n");
-    f.tracker.finish_read(k_file, start, ReadExtent::whole);
+    f.tracker.finish_read(k_file, start, ReadExtent::whole, ReadView::utf8_text);
     CHECK(code_of(f.overwrite()) == VetoCode::changed_during_read);
   }
 
@@ -237,7 +239,7 @@ TEST_SUITE("tracker")
   {
     Fixture f;
     const ReadStart start = f.tracker.begin_read("/ws/missing.txt");
-    f.tracker.finish_read("/ws/missing.txt", start, ReadExtent::whole);
+    f.tracker.finish_read("/ws/missing.txt", start, ReadExtent::whole, ReadView::utf8_text);
     CHECK(f.tracker.find("/ws/missing.txt") == nullptr);
   }
 
@@ -370,6 +372,84 @@ TEST_SUITE("tracker")
     f.tracker.settle_reads();
     CHECK(f.tracker.find(k_file) == nullptr);
     CHECK(code_of(f.overwrite()) == VetoCode::not_read);
+  }
+
+  TEST_CASE("a text read of bytes that are not valid UTF-8 licenses neither a write nor an edit")
+  {
+    Fixture f;
+    f.disk.write(k_file, "caf\xE9\n"); // Latin-1: read_text_file showed "caf\uFFFD"
+    f.read();
+    const auto veto = f.overwrite();
+    CHECK(code_of(veto) == VetoCode::lossy_read);
+    CHECK(veto->path == k_file);
+    CHECK(code_of(f.edit()) == VetoCode::lossy_read);
+    f.disk.advance(k_later);
+    f.disk.chmod(k_file, 0600); // same bytes, new metadata: still lossy
+    CHECK(code_of(f.overwrite()) == VetoCode::lossy_read);
+  }
+
+  TEST_CASE("a lossy read is caught when its hash was owed, and with the stat fast path")
+  {
+    Fixture f;
+    f.disk.write(k_file, "\xFF\xFE binary-ish\n");
+    f.disk.advance(k_later);
+    f.read_forwarded(); // recorded at once, hashed later
+    REQUIRE(f.tracker.find(k_file)->hash_state == HashState::owed);
+    CHECK(code_of(f.overwrite()) == VetoCode::lossy_read); // settles, then decides
+    f.tracker.settle_reads();
+    CHECK(code_of(f.overwrite()) == VetoCode::lossy_read); // stat alone vouches now
+  }
+
+  TEST_CASE("after a read of the exact bytes, a non-UTF-8 file may be replaced whole but not edited")
+  {
+    Fixture f;
+    f.disk.write(k_file, "caf\xE9\n");
+    f.read(k_file, ReadExtent::whole, ReadView::bytes);
+    CHECK_FALSE(f.overwrite());
+    // edit_file reads the whole file as UTF-8 and writes it back.
+    CHECK(code_of(f.edit()) == VetoCode::lossy_read);
+  }
+
+  TEST_CASE("valid UTF-8 is unaffected by the view it was read through")
+  {
+    Fixture f;
+    f.disk.write(k_file, "caf\xC3\xA9 \xF0\x9F\x99\x82\n");
+    f.read();
+    CHECK_FALSE(f.overwrite());
+    CHECK_FALSE(f.edit());
+  }
+
+  TEST_CASE("the agent's own write is exact: a later overwrite needs no read")
+  {
+    Fixture f;
+    f.disk.write(k_file, "caf\xE9\n");
+    f.read(k_file, ReadExtent::whole, ReadView::bytes);
+    f.disk.write(k_file, "new\n");
+    f.tracker.finish_write(k_file, fsguard::testing::fake_hash("new\n"));
+    CHECK_FALSE(f.overwrite());
+  }
+
+  TEST_CASE("readline's lines are partial when a bare carriage return makes them disagree with the count of newlines")
+  {
+    Fixture f;
+    f.disk.write(k_file, "step 1\rstep 2\rdone\nend\n");
+    f.read(k_file, ReadExtent::whole, ReadView::utf8_lines);
+    CHECK(f.tracker.find(k_file)->extent == ReadExtent::partial);
+    CHECK(code_of(f.overwrite()) == VetoCode::partial_read);
+    CHECK_FALSE(f.edit());
+
+    // The same file hashed at once (its stat is racy) and after a hash owed.
+    Fixture owed;
+    owed.disk.write(k_file, "a\rb\n");
+    owed.disk.advance(k_later);
+    owed.read_forwarded(k_file, ReadExtent::whole, ReadView::utf8_lines);
+    owed.tracker.settle_reads();
+    CHECK(owed.tracker.find(k_file)->extent == ReadExtent::partial);
+
+    Fixture plain;
+    plain.disk.write(k_file, "a\r\nb\n");
+    plain.read(k_file, ReadExtent::whole, ReadView::utf8_lines);
+    CHECK_FALSE(plain.overwrite());
   }
 }
 

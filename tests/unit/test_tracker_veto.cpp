@@ -11,7 +11,7 @@ TEST_SUITE("veto")
   {
     for (VetoCode code : {VetoCode::not_read, VetoCode::partial_read, VetoCode::changed,
                           VetoCode::changed_during_read, VetoCode::unresolved_path,
-                          VetoCode::cannot_inspect}) {
+                          VetoCode::cannot_inspect, VetoCode::lossy_read}) {
       Veto veto;
       veto.code = code;
       veto.path = "/ws/notes.txt";
@@ -48,6 +48,7 @@ TEST_SUITE("veto")
     CHECK(to_string(VetoCode::changed_during_read) == "changed_during_read");
     CHECK(to_string(VetoCode::unresolved_path) == "unresolved_path");
     CHECK(to_string(VetoCode::cannot_inspect) == "cannot_inspect");
+    CHECK(to_string(VetoCode::lossy_read) == "lossy_read");
   }
 
   TEST_CASE("a fingerprint is racy only when a file time is near the moment it was taken")
@@ -58,5 +59,17 @@ TEST_SUITE("veto")
     CHECK_FALSE(racy(old));
     Fingerprint future{FileStat{1, 2, 3, 2'000'000'000'000, 1'000'000'000'000, 0100644}, {}, 1'010'000'000'000};
     CHECK(racy(future));
+  }
+
+  TEST_CASE("the lossy_read text says why the file cannot be rewritten as text, and what to do")
+  {
+    Veto veto;
+    veto.code = VetoCode::lossy_read;
+    veto.path = "/ws/latin1.txt";
+    const std::string text = veto_text("write_file", veto);
+    CHECK(text.find("/ws/latin1.txt is not valid UTF-8") != std::string::npos);
+    CHECK(text.find("U+FFFD") != std::string::npos);
+    CHECK(text.find("edit_file") != std::string::npos);
+    CHECK(text.find("read its exact bytes with read_media_file") != std::string::npos);
   }
 }
