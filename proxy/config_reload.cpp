@@ -56,8 +56,8 @@ awaitable<void> watch_config(Session& session)
     session.log.warn(watch.error() + "; config changes need a restart");
     co_return;
   }
-  while (!session.upstream_status && co_await (*watch)->next_change()) {
-    if (!session.upstream_status) {
+  while (!session.upstream.status() && co_await (*watch)->next_change()) {
+    if (!session.upstream.status()) {
       reload_config(session);
     }
   }

@@ -775,6 +775,30 @@ void Guard::expire(Clock::time_point now, Outbox& out)
   }
 }
 
+void Guard::tick(Clock::time_point now, Outbox& out)
+{
+  expire(now, out);
+  constexpr auto k_longest_pause = std::chrono::milliseconds(2000);
+  constexpr int k_most_retries = 12;
+  if (!m_paths.in_doubt()) {
+    m_next_listing.reset();
+    m_listing_pause = std::chrono::milliseconds(50);
+    m_listing_retries = 0;
+    return;
+  }
+  if (!m_next_listing) {
+    m_next_listing = now + m_listing_pause;
+    return;
+  }
+  if (now < *m_next_listing || !m_paths.wants_listing() || m_listing_retries >= k_most_retries) {
+    return;
+  }
+  m_paths.ask_for_listing(out);
+  ++m_listing_retries;
+  m_listing_pause = std::min(m_listing_pause * 2, k_longest_pause);
+  m_next_listing = now + m_listing_pause;
+}
+
 std::vector<nlohmann::json> Guard::take_unanswered()
 {
   m_held.clear();

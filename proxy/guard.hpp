@@ -74,6 +74,17 @@ public:
   // stop holding back the calls behind them; their files need a new read.
   void expire(Clock::time_point now, Outbox& out);
 
+  // What the guard does with time, called every fraction of a second:
+  // expire() and, while the server's allowed directories are in doubt, ask
+  // for them again after a growing pause. The guard alone decides when.
+  void tick(Clock::time_point now, Outbox& out);
+  // How soon tick() should come again: often while the directories are in
+  // doubt, seldom otherwise.
+  std::chrono::milliseconds tick_pause() const
+  {
+    return std::chrono::milliseconds(m_paths.in_doubt() ? 50 : 500);
+  }
+
   // True while fsguard holds client calls that have not gone upstream yet.
   bool holds_calls() const { return !m_held.empty(); }
 
@@ -150,6 +161,11 @@ private:
   // Listings asked for calls awaiting the directories, and how many at most
   // before those calls are decided with what is known.
   int m_listings_for_waiting = 0;
+  // The retry of a listing while the directories are in doubt: when, and
+  // the pause after it (doubling from 50 ms to 2 s, at most 12 tries).
+  std::optional<Clock::time_point> m_next_listing;
+  std::chrono::milliseconds m_listing_pause{50};
+  int m_listing_retries = 0;
   static constexpr int k_max_listings_for_waiting = 50;
 };
 

@@ -18,39 +18,10 @@
 #include "proxy/message.hpp"
 #include "proxy/session.hpp"
 #include "proxy/stderr_writer.hpp"
-#include "proxy/upstream_lifecycle.hpp"
 
 namespace fsguard {
 
 namespace {
-
-// While the upstream's allowed directories are in doubt (a roots change in
-// progress), ask again after a growing pause, so relative paths resolve again
-// as soon as the server has settled.
-awaitable<void> ask_for_listing_later(Session& session)
-{
-  auto delay = std::chrono::milliseconds(50);
-  for (int attempt = 0; attempt < 12 && !session.upstream_status; ++attempt) {
-    asio::steady_timer pause(session.context, delay);
-    co_await pause.async_wait(k_use);
-    if (!session.guard.server_paths().wants_listing()) {
-      continue;
-    }
-    Outbox out;
-    session.guard.server_paths().ask_for_listing(out);
-    co_await flush(session, out);
-    delay = std::min(delay * 2, std::chrono::milliseconds(2000));
-  }
-  session.listing_scheduled = false;
-}
-
-void schedule_listing(Session& session)
-{
-  if (!session.listing_scheduled && session.guard.server_paths().wants_listing()) {
-    session.listing_scheduled = true;
-    asio::co_spawn(session.context, ask_for_listing_later(session), asio::detached);
-  }
-}
 
 // The id of a message refused unparsed, found by a skim, if it is a plain
 // string or number; null otherwise.
@@ -102,7 +73,7 @@ awaitable<void> handle_client_line(Session& session, std::string line)
                        "and cannot be guarded; the client must send it as a request with an id");
       co_return;
     }
-    if (session.upstream_status) {
+    if (session.upstream.status()) {
       co_return;
     }
     Outbox out;
@@ -112,35 +83,33 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     co_return;
   }
   case MessageKind::request: {
-    if (session.upstream_status) {
+    if (session.upstream.status()) {
       co_await send(session.to_client, error_response(message.body["id"], RpcError::server_error,
-                                                      upstream_gone_message(session)));
+                                                      session.upstream.gone_message()));
       co_return;
     }
     Outbox out;
     session.guard.on_client_request(std::move(line), message.body, message.content_hash, out);
     message.body = nullptr; // free the parsed copy before waiting on a slow peer
     co_await flush(session, out);
-    schedule_listing(session);
     co_return;
   }
   case MessageKind::response: {
-    if (session.upstream_status) {
+    if (session.upstream.status()) {
       co_return;
     }
     Outbox out;
     session.guard.on_client_response(std::move(line), message.body, out);
     message.body = nullptr;
     co_await flush(session, out);
-    schedule_listing(session);
     co_return;
   }
   case MessageKind::other:
     break;
   }
   message.body = nullptr;
-  if (!session.upstream_status) {
-    co_await send(session.to_upstream, std::move(line));
+  if (!session.upstream.status()) {
+    co_await send(session.upstream.input(), std::move(line));
   }
 }
 
@@ -153,22 +122,22 @@ awaitable<void> wait_for_answers(Session& session)
   constexpr auto k_poll = 20ms;
   const auto deadline =
     std::chrono::steady_clock::now() + session.config.call_timeout + k_shutdown_step;
-  while (session.guard.holds_calls() && !session.upstream_status
+  while (session.guard.holds_calls() && !session.upstream.status()
          && std::chrono::steady_clock::now() < deadline) {
     asio::steady_timer pause(session.context, k_poll);
     co_await pause.async_wait(k_use);
   }
 }
 
-// Ticks Guard::expire, so a call the upstream never answers stops holding
-// back the calls behind it.
-awaitable<void> expire_calls(Session& session)
+// Ticks Guard::tick: a call the upstream never answers stops holding back
+// the calls behind it, and directories in doubt are asked for again.
+awaitable<void> tick_guard(Session& session)
 {
-  while (!session.upstream_status) {
-    session.expiry_timer.expires_after(250ms);
-    co_await session.expiry_timer.async_wait(k_use);
+  while (!session.upstream.status()) {
+    session.tick_timer.expires_after(session.guard.tick_pause());
+    co_await session.tick_timer.async_wait(k_use);
     Outbox out;
-    session.guard.expire(std::chrono::steady_clock::now(), out);
+    session.guard.tick(std::chrono::steady_clock::now(), out);
     co_await flush(session, out);
   }
 }
@@ -203,7 +172,7 @@ awaitable<void> relay_client_to_upstream(Session& session)
   }
   session.client_done = true;
   co_await wait_for_answers(session);
-  co_await stop_upstream(session);
+  co_await session.upstream.stop();
 }
 
 // The id key and method of an upstream line that the skim could not read
@@ -239,7 +208,7 @@ std::optional<SkimmedMessage> parse_upstream_line(std::string_view text,
 // reader's buffer, and is written to the client from there).
 awaitable<void> handle_upstream_line(Session& session, std::string_view text)
 {
-  session.upstream_answered = true;
+  session.upstream.note_answer();
   SkimmedMessage skimmed = skim_message(text);
   std::string raw_id;
   std::string raw_method;
@@ -268,8 +237,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
       }
       session.guard.settle_reads();
       co_await flush(session, out);
-      schedule_listing(session);
-      co_return;
+        co_return;
     }
   }
   co_await session.to_client.write(text);
@@ -277,7 +245,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
 
 awaitable<void> relay_upstream_to_client(Session& session)
 {
-  LineReader reader(session.upstream.output, session.config.max_line_bytes);
+  LineReader reader(session.upstream.output(), session.config.max_line_bytes);
   for (;;) {
     reader.set_max_line_bytes(session.config.max_line_bytes);
     const LineEvent event = co_await reader.next();
@@ -296,8 +264,7 @@ awaitable<void> relay_upstream_to_client(Session& session)
     }
     reader.forget_line(); // a long line's memory goes back before the next one arrives
   }
-  session.upstream_output_done = true;
-  session.output_done.cancel();
+  session.upstream.note_output_ended();
 }
 
 // Runs the session's parts and ends it in order: once the upstream has
@@ -307,26 +274,16 @@ awaitable<void> supervise(Session& session)
 {
   auto executor = co_await asio::this_coro::executor;
   asio::co_spawn(executor, relay_upstream_to_client(session), asio::detached);
-  asio::co_spawn(executor, relay_upstream_stderr(session), asio::detached);
+  asio::co_spawn(executor, session.upstream.relay_stderr(), asio::detached);
   asio::co_spawn(executor, relay_client_to_upstream(session), asio::detached);
-  asio::co_spawn(executor, expire_calls(session), asio::detached);
+  asio::co_spawn(executor, tick_guard(session), asio::detached);
 
-  co_await wait_for_upstream(session);
-  session.expiry_timer.cancel();
-  co_await clear_upstream_group(session);
-  if (!session.upstream_output_done) {
-    // Relay what it wrote last; but a process outside its group may still
-    // hold its stdout, so do not wait for ever.
-    session.output_done.expires_after(k_shutdown_step);
-    co_await session.output_done.async_wait(k_use);
-    if (!session.upstream_output_done) {
-      session.log.warn("the upstream's stdout stayed open after it exited; stopped reading it");
-      boost::system::error_code ignored;
-      session.upstream.output.close(ignored);
-    }
-  }
+  co_await session.upstream.wait();
+  session.tick_timer.cancel();
+  co_await session.upstream.clear_group();
+  co_await session.upstream.drain_output(); // relay what it wrote last
   co_await answer_pending_with_errors(session);
-  if (session.upstream_exited_early && !session.client_done) {
+  if (session.upstream.exited_early() && !session.client_done) {
     // Answer what the client sends next for a moment, then hang up so the
     // client sees the server is gone.
     session.linger_timer.expires_after(k_linger_after_upstream_exit);
@@ -335,8 +292,23 @@ awaitable<void> supervise(Session& session)
   session.client_done = true;
   boost::system::error_code ignored;
   session.client_in.cancel(ignored);
-  session.to_upstream.close();
+  session.upstream.input().close();
   session.to_client.close(); // once its last line is written
+}
+
+// On SIGTERM, SIGINT or SIGHUP: stops reading the client and shuts the
+// upstream down in order.
+awaitable<void> handle_signals(Session& session, asio::signal_set& signals)
+{
+  auto [error, signal_number] = co_await signals.async_wait(k_use);
+  if (error) {
+    co_return;
+  }
+  session.log.info("received signal " + std::to_string(signal_number) + "; shutting down");
+  session.client_done = true;
+  boost::system::error_code ignored;
+  session.client_in.cancel(ignored);
+  co_await session.upstream.stop();
 }
 
 // The upstream inherits fsguard's environment and working directory. Node's
@@ -421,8 +393,8 @@ int run_session(const ConfigInputs& inputs, const Config& config,
   context.run();
   stderr_writer.finish(k_stderr_grace);
 
-  const int status = session.upstream_status.value_or(1);
-  if (session.upstream_exited_early && status == 0) {
+  const int status = session.upstream.status().value_or(1);
+  if (session.upstream.exited_early() && status == 0) {
     return 1; // the session broke off; never report success for that
   }
   return status;

@@ -26,7 +26,7 @@
 #include "proxy/log.hpp"
 #include "proxy/outbox.hpp"
 #include "proxy/real_disk.hpp"
-#include "proxy/stderr_tail.hpp"
+#include "proxy/upstream_process.hpp"
 
 namespace fsguard {
 
@@ -36,8 +36,6 @@ using namespace std::chrono_literals;
 
 constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
 
-// Grace periods of the shutdown: stdin closed, then SIGTERM, then SIGKILL.
-constexpr auto k_shutdown_step = 2s;
 // How long fsguard keeps answering the client after the upstream died.
 constexpr auto k_linger_after_upstream_exit = 2s;
 
@@ -45,18 +43,15 @@ struct Session {
   Session(asio::io_context& io, Upstream upstream_process, const Config& settings, Log& logger,
           HomeDirectory home, std::string cwd)
     : context(io),
-      upstream(std::move(upstream_process)),
+      upstream(io, std::move(upstream_process), logger),
       client_in(context, STDIN_FILENO),
       client_out(context, STDOUT_FILENO),
-      to_upstream(upstream.input, logger, "upstream"),
       to_client(client_out, logger, "client"),
       guard(disk, guard_settings(settings), std::move(home), std::move(cwd)),
       config(settings),
       log(logger),
-      shutdown_timer(context),
-      expiry_timer(context),
+      tick_timer(context),
       linger_timer(context),
-      output_done(context, asio::steady_timer::time_point::max()),
       heap_trimmer(context.get_executor())
   {
     // No read of a larger file reaches the agent whole (see RealDisk).
@@ -64,35 +59,22 @@ struct Session {
   }
 
   asio::io_context& context;
-  Upstream upstream;
+  UpstreamProcess upstream; // its stdin writer, status and shutdown
   asio::posix::stream_descriptor client_in;
   asio::posix::stream_descriptor client_out;
-  LineWriter<asio::posix::stream_descriptor> to_upstream;
   LineWriter<asio::posix::stream_descriptor> to_client;
   RealDisk disk;
   Guard guard;
   Config config;
   Log& log;
 
-  std::optional<int> upstream_status; // set once the upstream has exited
-  bool upstream_exited_early = false; // before fsguard asked it to stop
-  bool stopping = false;
-  bool client_done = false;
-  bool upstream_output_done = false;
-  bool listing_scheduled = false;
-  asio::steady_timer shutdown_timer;
-  asio::steady_timer expiry_timer; // ticks for Guard::expire
+  bool client_done = false;   // fsguard reads no more client lines
+  asio::steady_timer tick_timer;   // ticks for Guard::tick
   asio::steady_timer linger_timer;
-  asio::steady_timer output_done; // cancelled when the upstream's stdout ends
-  StderrTail stderr_tail;
-  bool upstream_answered = false; // the upstream has written at least one message
   ConfigInputs inputs;            // to merge a changed config file again
   AuditLog audit;
   HeapTrimmer heap_trimmer;
 };
-
-// "status N", or "killed by signal N" for a `status` of 128+N.
-std::string describe_status(int status);
 
 // Writes `line` to one output stream (see LineWriter::write).
 template <class Writer>
@@ -107,9 +89,6 @@ void audit(Session& session, const nlohmann::ordered_json& record);
 
 // Writes what the guard wants sent, logged and audited.
 awaitable<void> flush(Session& session, Outbox& out);
-
-// The error text for requests the exited upstream cannot answer.
-std::string upstream_gone_message(const Session& session);
 
 // Answers every request still waiting for the upstream with an error.
 awaitable<void> answer_pending_with_errors(Session& session);

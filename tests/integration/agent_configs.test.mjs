@@ -248,7 +248,7 @@ const deepEqual = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
  * Errors of `instance` under `schema` (empty: valid). Supports type, enum,
- * const, minimum, minLength, pattern, properties, patternProperties,
+ * const, minimum, maximum, minLength, pattern, properties, patternProperties,
  * additionalProperties, required, items, if/then/else and local $ref; throws on
  * any other keyword, so the schema cannot use one this validator would ignore.
  */
@@ -281,6 +281,9 @@ function validate(instance, schema, root = schema, where = '$') {
         break;
       case 'minimum':
         if (typeof instance === 'number' && instance < arg) errors.push(`${where}: must be at least ${arg}`);
+        break;
+      case 'maximum':
+        if (typeof instance === 'number' && instance > arg) errors.push(`${where}: must be at most ${arg}`);
         break;
       case 'pattern':
         if (typeof instance === 'string' && !new RegExp(arg, 'u').test(instance)) {
@@ -565,6 +568,11 @@ const CONFIG_CASES = [
   ['comments of both kinds', '// line\n{ /* block */ "mode": "off" // after\n}', true],
   ['$schema with any value', '{"$schema": 42}', true],
   ['max_line_bytes at its minimum', '{"max_line_bytes": 1024}', true],
+  ['call_timeout_s at its bounds', '{"call_timeout_s": 86400}', true],
+  ['call_timeout_s of 0', '{"call_timeout_s": 0}', false],
+  ['call_timeout_s over a day', '{"call_timeout_s": 86401}', false],
+  ['a client result limit', '{"client_result_limits": {"claude-code": 100000}}', true],
+  ['a client result limit of 0', '{"client_result_limits": {"x": 0}}', false],
   ['a tools map that guards nothing', '{"tools": {}}', true],
   ['a move with source and destination', '{"tools": {"mv": {"role": "move", "source": "a", "destination": "b"}}}', true],
   ['a move without source (the argument defaults to "path")', '{"tools": {"mv": {"role": "move", "destination": "b"}}}', true],

@@ -1,0 +1,83 @@
+// The upstream server's process as the session sees it: the one owner of
+// its stdin writer, its status, its stderr tail, and its shutdown (stdin
+// closed, then SIGTERM, then SIGKILL of its process group).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "proxy/child_process.hpp"
+#include "proxy/line_writer.hpp"
+#include "proxy/log.hpp"
+#include "proxy/stderr_tail.hpp"
+
+namespace fsguard {
+
+// Grace periods of the shutdown: stdin closed, then SIGTERM, then SIGKILL.
+inline constexpr std::chrono::seconds k_shutdown_step{2};
+
+// "status N", or "killed by signal N" for a `status` of 128+N.
+std::string describe_status(int status);
+
+class UpstreamProcess {
+public:
+  using Writer = LineWriter<boost::asio::posix::stream_descriptor>;
+
+  // Takes over the started `child`; `log` explains its exit.
+  UpstreamProcess(boost::asio::io_context& context, Upstream child, Log& log);
+
+  // The writer of the upstream's stdin: every line to the upstream goes here.
+  Writer& input() { return m_input; }
+  // The upstream's stdout, for the relay's reader.
+  boost::asio::posix::stream_descriptor& output() { return m_child.output; }
+
+  // Its exit status, once it has exited.
+  const std::optional<int>& status() const { return m_status; }
+  // True if it exited before fsguard asked it to stop.
+  bool exited_early() const { return m_exited_early; }
+  // The error text for requests it can no longer answer.
+  std::string gone_message() const;
+
+  // The upstream wrote a message (an exit before any is explained as such).
+  void note_answer() { m_answered = true; }
+  // Its stdout has ended.
+  void note_output_ended();
+
+  // Closes its stdin, then escalates to SIGTERM and SIGKILL on its process
+  // group until it has exited. Does nothing the second time.
+  boost::asio::awaitable<void> stop();
+  // Copies its stderr to fsguard's stderr as it comes, keeping the tail.
+  boost::asio::awaitable<void> relay_stderr();
+  // Waits for it to exit, records its status and explains an unexpected exit.
+  boost::asio::awaitable<void> wait();
+  // Once it has exited: SIGTERM its process group, then SIGKILL whatever is
+  // left after the grace period.
+  boost::asio::awaitable<void> clear_group();
+  // Waits at most the grace period for its stdout to end (a process outside
+  // its group may hold it), then stops reading it.
+  boost::asio::awaitable<void> drain_output();
+
+private:
+  boost::asio::io_context& m_context;
+  Upstream m_child;
+  Log& m_log;
+  Writer m_input;
+  std::optional<int> m_status;
+  bool m_exited_early = false;
+  bool m_stopping = false;
+  bool m_answered = false;
+  bool m_output_ended = false;
+  boost::asio::steady_timer m_shutdown_timer;
+  boost::asio::steady_timer m_output_timer; // cancelled when its stdout ends
+  StderrTail m_stderr_tail;
+};
+
+} // namespace fsguard
