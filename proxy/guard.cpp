@@ -183,11 +183,17 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
     return;
   }
   const std::uint64_t sent_at = ++m_moment;
-  std::vector<CallInFlight> none;
-  Attempt attempt = try_run(line, request, content_hash, key, sent_at, none, out, now);
+  std::vector<const CallInFlight*> held_before; // a new call waits behind every held one
+  for (const auto& held : m_held) {
+    if (held.described) {
+      held_before.push_back(&*held.described);
+    }
+  }
+  Attempt attempt = try_run(line, request, content_hash, key, sent_at, held_before, out, now);
   if (attempt.outcome != Outcome::ran) {
     m_held.push_back(Held{std::move(line), request, content_hash, key, sent_at,
-                          attempt.outcome == Outcome::waiting_for_directories});
+                          attempt.outcome == Outcome::waiting_for_directories,
+                          std::move(attempt.call), now});
   }
 }
 
@@ -221,7 +227,7 @@ CallInFlight Guard::describe(const nlohmann::json& request, GuardedCall what,
 Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
                               const std::optional<ContentHash>& content_hash,
                               const std::string& key, std::uint64_t sent_at,
-                              const std::vector<CallInFlight>& held_before, Outbox& out,
+                              const std::vector<const CallInFlight*>& held_before, Outbox& out,
                               Clock::time_point now)
 {
   PendingRequest* entry = m_ledger.find(Peer::upstream, key);
@@ -302,7 +308,8 @@ std::optional<Veto> Guard::confinement_veto(const CallInFlight& call) const
   return std::nullopt;
 }
 
-bool Guard::blocked(const CallInFlight& call, const std::vector<CallInFlight>& held_before) const
+bool Guard::blocked(const CallInFlight& call,
+                    const std::vector<const CallInFlight*>& held_before) const
 {
   const ToolRole role = call.what.role;
   for (const auto& file : call.files) {
@@ -322,9 +329,9 @@ bool Guard::blocked(const CallInFlight& call, const std::vector<CallInFlight>& h
         }
       }
     }
-    for (const auto& earlier : held_before) {
-      for (const auto& other : earlier.files) {
-        if (other && must_wait(*file, role, *other, earlier.what.role)) {
+    for (const CallInFlight* earlier : held_before) {
+      for (const auto& other : earlier->files) {
+        if (other && must_wait(*file, role, *other, earlier->what.role)) {
           return true;
         }
       }
@@ -505,6 +512,12 @@ void Guard::on_client_notification(std::string line, const nlohmann::json& notif
     return;
   }
   const auto& request_id = member(member(notification, "params"), "requestId");
+  if (request_id.is_string()
+      && request_id.get_ref<const std::string&>().starts_with(k_own_id_prefix)) {
+    out.say(LogLevel::warn, "dropped the client's cancel of fsguard's own request "
+                              + request_id.get<std::string>());
+    return; // the client never sent it; its answer is fsguard's to read
+  }
   const std::string key = id_key(request_id);
   PendingRequest* entry = request_id.is_null() ? nullptr : m_ledger.find(Peer::upstream, key);
   if (entry != nullptr && entry->from == Peer::client && entry->expect == Expectation::guarded_call
@@ -548,9 +561,15 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
   case Expectation::relay:
   case Expectation::roots:
     return true;
-  case Expectation::initialize:
-    m_paths.on_initialize_result(nlohmann::json::parse(line, nullptr, false), out);
+  case Expectation::initialize: {
+    const auto response = nlohmann::json::parse(line, nullptr, false);
+    if (!member(response, "result").is_object()) {
+      m_ledger.initialize_failed(); // the client may correct it and send it again
+      return true;
+    }
+    m_paths.on_initialize_result(response, out);
     return true;
+  }
   case Expectation::own_listing:
   case Expectation::client_listing: {
     const bool own = answered.expect == Expectation::own_listing;
@@ -702,7 +721,8 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
 {
   std::deque<Held> waiting = std::move(m_held);
   m_held.clear();
-  std::vector<CallInFlight> held_before;
+  // Pointers into m_held stay valid: a deque's push_back moves nothing.
+  std::vector<const CallInFlight*> held_before;
   for (auto& held : waiting) {
     if (held.awaiting_directories) {
       m_held.push_back(std::move(held));
@@ -710,12 +730,14 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
     }
     Attempt attempt = try_run(held.line, held.request, held.content_hash, held.key,
                               held.sent_at, held_before, out, now);
-    if (attempt.outcome == Outcome::held) {
-      held_before.push_back(std::move(*attempt.call));
+    if (attempt.outcome == Outcome::ran) {
+      continue;
     }
-    if (attempt.outcome != Outcome::ran) {
-      held.awaiting_directories = attempt.outcome == Outcome::waiting_for_directories;
-      m_held.push_back(std::move(held));
+    held.awaiting_directories = attempt.outcome == Outcome::waiting_for_directories;
+    held.described = std::move(attempt.call);
+    m_held.push_back(std::move(held));
+    if (m_held.back().described) {
+      held_before.push_back(&*m_held.back().described);
     }
   }
 }
@@ -770,7 +792,21 @@ void Guard::expire(Clock::time_point now, Outbox& out)
                                  .count())
               + " s; the calls held behind it go ahead, and its files must be read again");
   });
-  if (any) {
+  // Calls that waited for the server's directories that long are decided
+  // with what is known.
+  bool overdue = false;
+  for (auto& held : m_held) {
+    if (held.awaiting_directories && now - held.arrived >= m_settings.call_timeout) {
+      held.awaiting_directories = false;
+      overdue = true;
+    }
+  }
+  if (overdue) {
+    const int saved = m_listings_for_waiting;
+    m_listings_for_waiting = k_max_listings_for_waiting;
+    release_held(out, now);
+    m_listings_for_waiting = saved;
+  } else if (any) {
     release_held(out, now);
   }
 }
@@ -778,6 +814,17 @@ void Guard::expire(Clock::time_point now, Outbox& out)
 void Guard::tick(Clock::time_point now, Outbox& out)
 {
   expire(now, out);
+  if (!m_paths.listing_in_flight()) {
+    m_listing_wait_since.reset();
+  } else if (!m_listing_wait_since) {
+    m_listing_wait_since = now;
+  } else if (now - *m_listing_wait_since > k_listing_timeout) {
+    out.say(LogLevel::warn, "the upstream did not answer fsguard's list_allowed_directories "
+                            "within 5 s; asking again");
+    m_paths.give_up_listings();
+    m_listing_wait_since.reset();
+    after_listing(out, now);
+  }
   constexpr auto k_longest_pause = std::chrono::milliseconds(2000);
   constexpr int k_most_retries = 12;
   if (!m_paths.in_doubt()) {

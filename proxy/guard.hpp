@@ -103,6 +103,8 @@ private:
     std::string key;
     std::uint64_t sent_at = 0;
     bool awaiting_directories = false; // re-described once they are known
+    std::optional<CallInFlight> described; // as last described: later calls wait behind it
+    Clock::time_point arrived{};
   };
 
   enum class Outcome { ran, held, waiting_for_directories };
@@ -120,11 +122,12 @@ private:
   // or in flight, or for the server's directories.
   Attempt try_run(std::string& line, const nlohmann::json& request,
                   const std::optional<ContentHash>& content_hash, const std::string& key,
-                  std::uint64_t sent_at, const std::vector<CallInFlight>& held_before,
+                  std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
                   Outbox& out, Clock::time_point now);
   bool awaits_directories(const CallInFlight& call) const;
   std::optional<Veto> confinement_veto(const CallInFlight& call) const;
-  bool blocked(const CallInFlight& call, const std::vector<CallInFlight>& held_before) const;
+  bool blocked(const CallInFlight& call,
+               const std::vector<const CallInFlight*>& held_before) const;
   bool server_refuses(const std::string& file) const;
   // The content of `file` if it still is what the agent's record shows.
   std::optional<std::string> content_seen(const std::string& file);
@@ -166,6 +169,9 @@ private:
   std::optional<Clock::time_point> m_next_listing;
   std::chrono::milliseconds m_listing_pause{50};
   int m_listing_retries = 0;
+  std::optional<Clock::time_point> m_listing_wait_since; // a listing of ours in flight
+  // How long fsguard waits for the answer to one of its listings.
+  static constexpr std::chrono::seconds k_listing_timeout{5};
   static constexpr int k_max_listings_for_waiting = 50;
 };
 

@@ -66,8 +66,11 @@ public:
   // How many requests that expect `expect` are pending.
   std::size_t count(Expectation expect) const;
 
-  // True once the client has sent an initialize request.
+  // True once the client has sent an initialize request that did not fail.
   bool initialize_seen() const { return m_initialize_seen; }
+  // The server answered the client's initialize with an error: it may be
+  // sent again.
+  void initialize_failed() { m_initialize_seen = false; }
 
   // Removes and returns the client's requests still waiting for the
   // upstream (not cancelled), e.g. to answer them when the upstream died.

@@ -393,7 +393,14 @@ std::string id_key_of_raw(std::string_view raw_id)
       && std::all_of(raw_id.begin() + 1, raw_id.end() - 1, is_plain)) {
     return std::string(raw_id); // a string that dump() writes back as it is
   }
-  const auto id = nlohmann::json::parse(raw_id, nullptr, false);
+  auto id = nlohmann::json::parse(raw_id, nullptr, false);
+  if (id.is_discarded()) {
+    // Lone surrogate escapes, which JSON.parse accepts: repaired as a
+    // client's id is, so an answer finds its request.
+    if (auto replaced = replace_lone_surrogates(raw_id)) {
+      id = nlohmann::json::parse(*replaced, nullptr, false);
+    }
+  }
   return id.is_discarded() ? std::string() : id_key(id);
 }
 
@@ -486,6 +493,28 @@ std::string request_the_server_drops(const nlohmann::json& request)
   const auto& version = member(request, "jsonrpc");
   if (!version.is_string() || version.get_ref<const std::string&>() != "2.0") {
     return "\"jsonrpc\" must be \"2.0\"";
+  }
+  if (!member(request, "method").is_string()) {
+    return "\"method\" must be a string";
+  }
+  if (request.contains("result") || request.contains("error")) {
+    return "a request has no \"result\" or \"error\"";
+  }
+  if (request.contains("params")) {
+    const auto& params = request["params"];
+    if (!params.is_object()) {
+      return "\"params\" must be an object";
+    }
+    if (params.contains("_meta")) {
+      const auto& meta = params["_meta"];
+      if (!meta.is_object()) {
+        return "\"params._meta\" must be an object";
+      }
+      const auto& token = member(meta, "progressToken");
+      if (meta.contains("progressToken") && !token.is_string() && !token.is_number_integer()) {
+        return "\"params._meta.progressToken\" must be a string or an integer";
+      }
+    }
   }
   const auto& id = member(request, "id");
   constexpr std::int64_t k_max_safe_integer = (std::int64_t{1} << 53) - 1;

@@ -103,7 +103,10 @@ std::string error_response(const nlohmann::json& id, RpcError code, std::string_
 
 // Why the MCP SDK's schema would reject `request` (a parsed request), so
 // that the server drops it without an answer: a missing or wrong "jsonrpc",
-// or an id that is neither a string nor a safe integer. "" if none.
+// an id that is neither a string nor a safe integer, a method that is not
+// a string, params or params._meta that are not objects, a progressToken
+// that is neither a string nor an integer, or "result"/"error" beside
+// "method". "" if none.
 std::string request_the_server_drops(const nlohmann::json& request);
 
 } // namespace fsguard

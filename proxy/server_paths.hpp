@@ -70,6 +70,9 @@ public:
   }
   // The listing of fsguard's own was answered or will never be.
   void listing_done() { m_listings_in_flight -= m_listings_in_flight > 0 ? 1 : 0; }
+  // Stops waiting for listings that went unanswered too long (a late
+  // answer is still read): the next one can be asked.
+  void give_up_listings() { m_listings_in_flight = 0; }
 
 private:
   void refresh_context();

@@ -74,8 +74,16 @@ std::optional<std::string> file_url_to_path(std::string_view uri)
     return std::nullopt;
   }
   const std::string_view host = rest.substr(0, slash);
-  if (!host.empty() && host != "localhost") {
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+  std::string host_lower;
+  for (char c : host) {
+    host_lower += lower(c);
+  }
+  if (!host.empty() && host_lower != "localhost") {
     return std::nullopt;
+  }
+  if (uri.find('\\') != std::string_view::npos) {
+    return std::nullopt; // the URL parser reads it as "/": fsguard does not guess
   }
   rest = rest.substr(slash);
   rest = rest.substr(0, rest.find_first_of("?#"));
@@ -207,7 +215,8 @@ std::optional<DirectorySet> parse_allowed_directories(std::string_view text)
   return directories;
 }
 
-DirectorySet predict_root_directories(const nlohmann::json& result, const DirectorySet& current,
+std::optional<DirectorySet> predict_root_directories(const nlohmann::json& result,
+                                                     const DirectorySet& current,
                                       Disk& disk, const HomeDirectory& home,
                                       const std::string& cwd)
 {
@@ -224,7 +233,9 @@ DirectorySet predict_root_directories(const nlohmann::json& result, const Direct
     }
     const auto path = file_url_to_path(uri->get_ref<const std::string&>());
     if (!path) {
-      continue;
+      // Node's URL parser may read it another way than fsguard: which
+      // directories the server adopts cannot be predicted.
+      return std::nullopt;
     }
     const auto absolute = server_absolute_path(*path, home, cwd, {});
     if (!absolute) {

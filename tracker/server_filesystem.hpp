@@ -48,7 +48,7 @@ std::optional<DirectorySet> parse_allowed_directories(std::string_view text);
 // sent by the client, given its `current` ones: each file:// root that
 // resolves to a directory, in order; `current` if there are none, or if any
 // root is not a file:// URI (the SDK then rejects the whole reply).
-DirectorySet predict_root_directories(const nlohmann::json& result, const DirectorySet& current,
+std::optional<DirectorySet> predict_root_directories(const nlohmann::json& result, const DirectorySet& current,
                                       Disk& disk, const HomeDirectory& home,
                                       const std::string& cwd);
 

@@ -158,11 +158,8 @@ private:
   {
     const int id = m_next_id++;
     // What the agent knew when it sent the call is all it can have used.
-    for (const char* name : {"path", "destination"}) {
-      if (arguments.contains(name)) {
-        m_known_when_sent[id_key(id)][arguments[name]] = m_known[arguments[name]];
-      }
-    }
+    m_known_when_sent[id_key(id)] = m_known;
+    m_sent_order[id_key(id)] = m_next_order++;
     if (tool == "write_file") {
       m_known[arguments["path"]][arguments["content"]] = true;
     } else if (tool == "edit_file") {
@@ -415,6 +412,21 @@ private:
           m_known[path][content] |= whole;
         }
       }
+      // A call sent after the move knew the moved files under their new
+      // names, whatever it learnt of them before the move was carried out.
+      const auto moved_at = m_sent_order[forwarded.key];
+      for (auto& [key, snapshot] : m_known_when_sent) {
+        if (m_sent_order[key] <= moved_at) {
+          continue;
+        }
+        for (const auto& file : k_files) {
+          if (file == source || file.starts_with(source + "/")) {
+            for (const auto& [content, whole] : Known(snapshot[file])) {
+              snapshot[destination + file.substr(source.size())][content] |= whole;
+            }
+          }
+        }
+      }
     }
   }
 
@@ -478,6 +490,8 @@ private:
   std::vector<Forwarded> m_upstream;
   std::map<std::string, Known> m_known;
   std::map<std::string, std::map<std::string, Known>> m_known_when_sent; // by call key
+  std::map<std::string, std::uint64_t> m_sent_order;                      // by call key
+  std::uint64_t m_next_order = 0;
   std::map<std::string, int> m_sent;
   std::map<std::string, int> m_answers;
   std::set<std::string> m_cancelled_now;  // forwarded, cancelled, not yet answered

@@ -211,3 +211,65 @@ test('an audit log that cannot be opened stops fsguard with exit status 2, as do
   assert.equal(exit?.code, 2, h.stderrText());
   assert.match(h.stderrText(), /cannot open the audit log/);
 });
+
+test("a client's cancels of fsguard's own listing do not stall relative paths", async (t) => {
+  const ws = workspace(t, { 'a.txt': 'a\n' });
+  const h = rawGuard(t, ws.dir);
+  h.send({
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+  });
+  // Cancel fsguard's first listing before and while the server answers it.
+  for (let i = 0; i < 200; i += 1) {
+    h.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'fsguard/allowed-directories/1' } });
+  }
+  await h.response(1);
+  h.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  h.send(toolCall(2, 'read_text_file', { path: 'a.txt' }));
+  const read = await h.response(2, 8000);
+  assert.equal(read.result?.isError, undefined, JSON.stringify(read));
+  assert.match(h.stderrText(), /dropped the client's cancel of fsguard's own request/);
+});
+
+test('a client whose initialize failed may send it again', async (t) => {
+  const ws = workspace(t);
+  const h = rawGuard(t, ws.dir);
+  h.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {} } });
+  const failed = await h.response(1);
+  assert.ok(failed.error, `the server refuses an initialize without clientInfo: ${JSON.stringify(failed)}`);
+  await h.initialize(2);
+  h.send({ jsonrpc: '2.0', id: 3, method: 'tools/list' });
+  assert.ok((await h.response(3)).result?.tools?.length > 0);
+});
+
+test('roots whose URIs fsguard cannot read as Node does never license a relative write elsewhere', async (t) => {
+  const ws = workspace(t, { 'one/x.txt': 'ONE\n', 'two/x.txt': 'TWO-UNSEEN\n' });
+  const h = spawnRawFor(t, ['--', process.execPath, SERVER_FS_SCRIPT, ws.file('one')]);
+  let rootsUri = `file://${ws.file('one')}`;
+  // Answer the server's roots/list requests as a client with roots does.
+  const answered = new Set();
+  const timer = setInterval(() => {
+    for (const m of h.messages) {
+      if (m.method === 'roots/list' && !answered.has(m.id)) {
+        answered.add(m.id);
+        h.send({ jsonrpc: '2.0', id: m.id, result: { roots: [{ uri: rootsUri }] } });
+      }
+    }
+  }, 5);
+  t.after(() => clearInterval(timer));
+  h.send({
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true } }, clientInfo: { name: 'raw', version: '0' } },
+  });
+  await h.response(1);
+  h.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await h.waitMessage((m) => m.method === 'roots/list');
+  h.send(toolCall(2, 'read_text_file', { path: 'x.txt' }));
+  assert.equal((await h.response(2)).result?.isError, undefined);
+  rootsUri = `file://LOCALHOST${ws.file('two')}`;
+  h.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
+  await h.waitMessage((m) => m.method === 'roots/list' && m.id !== 0);
+  h.send(toolCall(3, 'write_file', { path: 'x.txt', content: 'AGENT\n' }));
+  await h.response(3, 15000);
+  assert.equal(readDisk(ws.file('two/x.txt')), 'TWO-UNSEEN\n');
+});

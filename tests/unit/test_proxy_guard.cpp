@@ -167,6 +167,101 @@ TEST_SUITE("guard")
     CHECK_FALSE(s.guard.holds_calls());
   }
 
+  TEST_CASE("a call arriving while another call on its file is held waits behind it")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\n");
+    s.disk.write("/ws/b.txt", "b\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "read_text_file", {{"path", "/ws/a.txt"}}); // in flight
+    s.call(3, "move_file", {{"source", "/ws/a.txt"}, {"destination", "/ws/c.txt"}}); // held
+    CHECK(s.forwarded_ids().empty());
+    s.call(4, "write_file", {{"path", "/ws/c.txt"}, {"content", "c\n"}});
+    CHECK(s.forwarded_ids().empty()); // behind the held move onto c.txt
+    s.answer_text(2, "a\n");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
+  TEST_CASE("a client's cancel of fsguard's own listing never reaches the server")
+  {
+    Session s;
+    s.disk.write("/ws2/x.txt", "x");
+    s.guard.on_upstream_request("0", "roots/list");
+    s.out = Outbox{};
+    const nlohmann::json roots = {{"jsonrpc", "2.0"}, {"id", 0},
+                                  {"result", {{"roots", {{{"uri", "file:///ws2"}}}}}}};
+    s.guard.on_client_response(roots.dump() + "\n", roots, s.out);
+    const auto asked = nlohmann::json::parse(s.out.to_upstream.back())["id"];
+    s.notify({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
+              {"params", {{"requestId", asked}}}});
+    CHECK(s.out.to_upstream.empty());
+  }
+
+  TEST_CASE("an unanswered listing is asked again, and calls waiting for it are decided in time")
+  {
+    GuardSettings settings;
+    settings.call_timeout = std::chrono::seconds(20);
+    Session s(settings);
+    s.disk.write("/ws2/a.txt", "a\n");
+    s.guard.on_upstream_request("0", "roots/list");
+    s.out = Outbox{};
+    const nlohmann::json roots = {{"jsonrpc", "2.0"}, {"id", 0},
+                                  {"result", {{"roots", {{{"uri", "file://host/ws2"}}}}}}};
+    s.guard.on_client_response(roots.dump() + "\n", roots, s.out);
+    s.call(1, "write_file", {{"path", "a.txt"}, {"content", "x"}}); // waits for the directories
+    CHECK(s.out.to_client.empty());
+    // The listing is never answered.
+    std::vector<std::string> sent;
+    for (int second = 1; second <= 7; ++second) {
+      s.out = Outbox{};
+      s.guard.tick(s.now + std::chrono::seconds(second), s.out);
+      sent.insert(sent.end(), s.out.to_upstream.begin(), s.out.to_upstream.end());
+    }
+    bool asked_again = false;
+    for (const auto& line : sent) {
+      asked_again = asked_again || line.find("list_allowed_directories") != std::string::npos;
+    }
+    CHECK(asked_again);
+    s.out = Outbox{};
+    s.guard.tick(s.now + std::chrono::seconds(21), s.out);
+    CHECK(s.answered(1) == "unresolved_path");
+  }
+
+  TEST_CASE("an answer whose id holds a lone surrogate escape finds its request")
+  {
+    Session s;
+    const std::string line =
+      R"({"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}}})";
+    const auto message = parse_client_message(line);
+    s.out = Outbox{};
+    s.guard.on_client_request(line + "\n", message.body, std::nullopt, s.out, s.now);
+    REQUIRE(s.out.to_upstream.size() == 1);
+    const std::string answer = R"({"jsonrpc":"2.0","id":"\ud800","result":{"content":[]}})";
+    s.out = Outbox{};
+    s.guard.on_upstream_response(id_key_of_raw(skim_message(answer).raw_id), answer,
+                                 skim_message(answer), s.out, s.now);
+    CHECK(s.guard.take_unanswered().empty());
+  }
+
+  TEST_CASE("a failed initialize may be sent again")
+  {
+    FakeDisk disk;
+    Guard guard(disk, GuardSettings{}, "/home", "/ws");
+    Outbox out;
+    const auto initialize = [&](int id) {
+      const nlohmann::json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", "initialize"},
+                                      {"params", nlohmann::json::object()}};
+      out = Outbox{};
+      guard.on_client_request(request.dump() + "\n", request, std::nullopt, out);
+    };
+    initialize(1);
+    const std::string failed = R"({"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}})";
+    guard.on_upstream_response("1", failed, skim_message(failed), out);
+    initialize(2);
+    CHECK(out.to_upstream.size() == 1);
+    CHECK(out.to_client.empty());
+  }
+
   TEST_CASE("a reused id is refused while its request is pending")
   {
     Session s;
@@ -208,6 +303,17 @@ TEST_SUITE("guard")
     s.request(R"({"jsonrpc":"2.0","id":9007199254740991,"method":"tools/list"})"
               "\n");
     CHECK(s.out.to_upstream.size() == 1);
+    for (const char* dropped : {
+           R"({"jsonrpc":"2.0","id":20,"method":"tools/list","params":[]})",
+           R"({"jsonrpc":"2.0","id":21,"method":"tools/list","params":null})",
+           R"({"jsonrpc":"2.0","id":22,"method":"tools/list","params":{"_meta":5}})",
+           R"({"jsonrpc":"2.0","id":23,"method":"tools/list","params":{"_meta":{"progressToken":{}}}})",
+           R"({"jsonrpc":"2.0","id":24,"method":"tools/list","result":{}})",
+         }) {
+      s.request(std::string(dropped) + "\n");
+      CHECK(s.out.to_upstream.empty());
+      CHECK(s.out.to_client.size() == 1);
+    }
   }
 
   TEST_CASE("a cancelled listing's id cannot carry a file's text into the directory list")
