@@ -262,6 +262,46 @@ TEST_SUITE("guard")
     CHECK(out.to_client.empty());
   }
 
+  TEST_CASE("a held NFC-spelled write is resolved to an NFD-named file that appeared meanwhile")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\n");
+    s.read(1, "/ws/a.txt");
+    // The write waits behind a read of its NFC name, which finds nothing.
+    s.call(3, "read_text_file", {{"path", "/ws/caf\xC3\xA9.txt"}});
+    s.call(4, "write_file", {{"path", "/ws/caf\xC3\xA9.txt"}, {"content", "new\n"}});
+    CHECK(s.forwarded_ids().empty());
+    s.disk.write("/ws/cafe\xCC\x81.txt", "someone's NFD file, never read\n");
+    s.answer(3, {{"content", {{{"type", "text"}, {"text", "ENOENT"}}}}, {"isError", true}});
+    CHECK(s.answered(4) == "not_read");
+    CHECK(s.forwarded_ids().empty());
+  }
+
+  TEST_CASE("desktop-commander: a file written through a conversion can be written again")
+  {
+    GuardSettings settings;
+    settings.profile = "desktop-commander";
+    FakeDisk disk;
+    disk.make_directory("/ws");
+    disk.advance(10'000'000'000LL);
+    Guard guard(disk, settings, "/home", "/ws");
+    Outbox out;
+    const auto write = [&](int id) {
+      const nlohmann::json request = {
+        {"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
+        {"params", {{"name", "write_file"}, {"arguments", {{"path", "/ws/t.xlsx"}, {"content", "[[1,2]]"}}}}}};
+      out = Outbox{};
+      guard.on_client_request(request.dump() + "\n", request, fake_hash("[[1,2]]"), out);
+      return out.to_upstream.size() == 1;
+    };
+    REQUIRE(write(1));
+    disk.write("/ws/t.xlsx", "PK\x03\x04 a spreadsheet"); // the server converts the rows
+    const std::string answer = R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}})";
+    guard.on_upstream_response("1", answer, skim_message(answer), out);
+    disk.advance(10'000'000'000LL);
+    CHECK(write(2)); // neither changed nor partial_read
+  }
+
   TEST_CASE("a reused id is refused while its request is pending")
   {
     Session s;
