@@ -2,7 +2,9 @@
 // bound on line length so memory never grows without limit.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,8 +25,15 @@ enum class LineStatus {
 
 struct LineEvent {
   LineStatus status = LineStatus::eof;
-  std::string_view text; // valid until the next call of next()
+  // valid until the next call of next(); for too_long, the line's last bytes
+  // (up to k_tail_bytes) that were still in the buffer, where a JSON-RPC
+  // answer whose "result" comes first keeps its id
+  std::string_view text;
+  std::size_t length = 0; // too_long: the line's length in bytes
 };
+
+// How much of the end of a discarded line a too_long event shows.
+inline constexpr std::size_t k_tail_bytes = 512;
 
 // Reads lines from `Stream` (any Asio async read stream). A line longer than
 // `max_line_bytes` is discarded as it streams in and reported once, as
@@ -107,7 +116,10 @@ private:
       if (m_discarding || length > m_max_line_bytes) {
         m_discarding = false;
         drop_pieces();
-        return LineEvent{LineStatus::too_long, {}};
+        const std::size_t tail_begin = std::max(m_taken_begin, end - std::min(end, k_tail_bytes));
+        const std::size_t total = std::exchange(m_discarded, 0) + length;
+        return LineEvent{LineStatus::too_long,
+                         std::string_view(begin + tail_begin, end - tail_begin), total};
       }
       return LineEvent{LineStatus::line, line_text(length)};
     }
@@ -115,6 +127,7 @@ private:
       m_discarding = true;
     }
     if (m_discarding) {
+      m_discarded += m_pieces_bytes + (m_end - m_line_start);
       drop_pieces();
       m_end = m_line_start = m_scanned = 0;
     }
@@ -125,7 +138,7 @@ private:
   {
     if (m_discarding) {
       m_discarding = false;
-      return LineEvent{LineStatus::too_long, {}};
+      return LineEvent{LineStatus::too_long, {}, std::exchange(m_discarded, 0)};
     }
     if (m_line_start < m_end || m_pieces_bytes > 0) {
       const std::size_t length = m_pieces_bytes + (m_end - m_line_start);
@@ -192,6 +205,7 @@ private:
   std::vector<std::string> m_pieces; // the current line's earlier bytes, set aside
   std::size_t m_pieces_bytes = 0;
   bool m_discarding = false;
+  std::size_t m_discarded = 0;   // bytes of the line being discarded, so far
   bool m_eof = false;
   std::string m_joined;          // the last line returned, if joined from pieces (never empty)
   std::size_t m_taken_begin = 0; // the last line returned, for take_line()

@@ -846,6 +846,55 @@ void Guard::tick(Clock::time_point now, Outbox& out)
   m_next_listing = now + m_listing_pause;
 }
 
+void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length,
+                                       std::size_t limit, Outbox& out)
+{
+  const std::string sizes = std::to_string(length) + " bytes, over max_line_bytes ("
+                            + std::to_string(limit) + ")";
+  const std::string_view raw_id = trailing_id(tail);
+  const std::string key = raw_id.empty() ? std::string() : id_key_of_raw(raw_id);
+  const PendingRequest* pending = key.empty() ? nullptr : m_ledger.find(Peer::upstream, key);
+  if (pending == nullptr || (pending->expect == Expectation::guarded_call && !pending->call)) {
+    out.say(LogLevel::error, "dropped an upstream message of " + sizes
+                               + "; raise max_line_bytes in the config to relay it");
+    return;
+  }
+  PendingRequest answered = std::move(*m_ledger.close(Peer::upstream, key));
+  out.say(LogLevel::error, "dropped the upstream's answer to " + answered.method + " " + key
+                             + " (" + sizes + ") and answered it with an error");
+  if (answered.expect == Expectation::own_listing) {
+    m_paths.listing_done();
+    return;
+  }
+  if (answered.call && !answered.call->expired) {
+    const CallInFlight& call = *answered.call;
+    if (changes_files(call.what.role)) {
+      for (const auto& file : call.files) {
+        if (file) {
+          m_tracker.mark_unknown(*file, "the server's answer to the last change of it was too "
+                                        "long for fsguard to relay");
+        }
+      }
+    }
+    mark_busy(call, -1);
+  }
+  const std::string text = "fsguard: the server's answer was " + sizes
+                           + ", so fsguard could not relay it. Read large files in parts "
+                             "(head/tail), or raise max_line_bytes in fsguard's config.";
+  if (answered.method == "tools/call") {
+    const nlohmann::ordered_json response = {
+      {"jsonrpc", "2.0"},
+      {"id", answered.id},
+      {"result", {{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}}},
+    };
+    out.to_client.push_back(response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                            + "\n");
+  } else if (answered.from == Peer::client) {
+    answer_error(answered.id, RpcError::server_error, text, out);
+  }
+  release_held(out, Clock::now());
+}
+
 std::vector<nlohmann::json> Guard::take_unanswered()
 {
   m_held.clear();

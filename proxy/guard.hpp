@@ -66,6 +66,12 @@ public:
                             const SkimmedMessage& skimmed, Outbox& out,
                             Clock::time_point now = Clock::now());
 
+  // The upstream's answer whose last bytes are `tail` was `length` bytes,
+  // over `limit`, and was dropped: its request, if fsguard can tell which,
+  // is answered with an error rather than left waiting for ever.
+  void on_upstream_answer_dropped(std::string_view tail, std::size_t length, std::size_t limit,
+                                  Outbox& out);
+
   // Hashes the files of reads whose responses have just been forwarded
   // (see Tracker::settle_reads): the agent's wait does not include it.
   void settle_reads() { m_tracker.settle_reads(); }

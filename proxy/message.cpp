@@ -5,6 +5,7 @@
 #include "tracker/unicode.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -454,6 +455,71 @@ std::optional<bool> skim_shows_content(const SkimmedMessage& response)
   }
   const auto next = content.find_first_not_of(" \t\r\n", 1);
   return next != std::string_view::npos && content[next] != ']';
+}
+
+std::string_view trailing_id(std::string_view tail)
+{
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  std::size_t end = tail.size();
+  while (end > 0 && is_space(tail[end - 1])) {
+    --end;
+  }
+  if (end == 0 || tail[end - 1] != '}') {
+    return {};
+  }
+  --end;
+  while (end > 0 && is_space(tail[end - 1])) {
+    --end;
+  }
+  std::size_t begin = end;
+  if (begin > 0 && tail[begin - 1] == '"') {
+    // A string: back to its opening quote, one not escaped by a backslash.
+    for (begin = end - 1; begin > 0;) {
+      --begin;
+      if (tail[begin] != '"') {
+        continue;
+      }
+      std::size_t backslashes = 0;
+      while (begin > backslashes && tail[begin - 1 - backslashes] == '\\') {
+        ++backslashes;
+      }
+      if (backslashes % 2 == 0) {
+        break;
+      }
+    }
+    if (tail[begin] != '"' || begin == end - 1) {
+      return {};
+    }
+  } else {
+    while (begin > 0 && (std::isdigit(static_cast<unsigned char>(tail[begin - 1])) != 0
+                         || tail[begin - 1] == '-')) {
+      --begin;
+    }
+    if (begin == end) {
+      return {};
+    }
+  }
+  const std::string_view value = tail.substr(begin, end - begin);
+  std::size_t before = begin;
+  while (before > 0 && is_space(tail[before - 1])) {
+    --before;
+  }
+  if (before == 0 || tail[before - 1] != ':') {
+    return {};
+  }
+  --before;
+  while (before > 0 && is_space(tail[before - 1])) {
+    --before;
+  }
+  if (before < 4 || tail.substr(before - 4, 4) != "\"id\"") {
+    return {};
+  }
+  before -= 4;
+  while (before > 0 && is_space(tail[before - 1])) {
+    --before;
+  }
+  return before > 0 && (tail[before - 1] == ',' || tail[before - 1] == '{') ? value
+                                                                              : std::string_view();
 }
 
 const nlohmann::json& member(const nlohmann::json& object, const char* key)

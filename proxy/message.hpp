@@ -83,6 +83,11 @@ std::optional<bool> skim_tool_succeeded(const SkimmedMessage& response);
 // "content" array; nothing when only a full parse can tell.
 std::optional<bool> skim_shows_content(const SkimmedMessage& response);
 
+// The raw id at the end of `tail`, the last bytes of an answer serialized
+// as the MCP SDK does ({"result":...,"jsonrpc":"2.0","id":ID}), or "" if
+// the tail does not end that way.
+std::string_view trailing_id(std::string_view tail);
+
 // The member `key` of `object`, or a null value if `object` is not an
 // object or has no such member (never inserts, unlike operator[]).
 const nlohmann::json& member(const nlohmann::json& object, const char* key);

@@ -253,9 +253,10 @@ awaitable<void> relay_upstream_to_client(Session& session)
       break;
     }
     if (event.status == LineStatus::too_long) {
-      session.log.error("dropped an upstream message longer than "
-                        + std::to_string(session.config.max_line_bytes)
-                        + " bytes; raise max_line_bytes in the config to relay it");
+      Outbox out;
+      session.guard.on_upstream_answer_dropped(event.text, event.length,
+                                               session.config.max_line_bytes, out);
+      co_await flush(session, out);
       continue;
     }
     session.heap_trimmer.on_message(event.text.size());

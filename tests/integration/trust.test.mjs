@@ -273,3 +273,24 @@ test('roots whose URIs fsguard cannot read as Node does never license a relative
   await h.response(3, 15000);
   assert.equal(readDisk(ws.file('two/x.txt')), 'TWO-UNSEEN\n');
 });
+
+test('a read whose answer is over max_line_bytes is answered with an error at once, not left hanging', async (t) => {
+  const ws = workspace(t, { 'big.txt': 'x'.repeat(40_000) + '\n', 'small.txt': 's\n' });
+  const config = ws.file('fsguard.json');
+  fs.writeFileSync(config, JSON.stringify({ max_line_bytes: 16384 }));
+  const h = rawGuard(t, ws.dir, ['--config', config]);
+  await h.initialize(1);
+  h.send(toolCall(2, 'read_text_file', { path: ws.file('big.txt') }));
+  h.send(toolCall('two"quoted', 'read_text_file', { path: ws.file('big.txt') }));
+  const answer = await h.response(2, 5000);
+  assert.equal(answer.result?.isError, true, JSON.stringify(answer));
+  assert.match(answer.result.content[0].text, /over max_line_bytes \(16384\)/);
+  assert.equal((await h.response('two"quoted', 5000)).result?.isError, true);
+  // The agent saw none of it, and a file over max_line_bytes is never hashed.
+  h.send(toolCall(3, 'write_file', { path: ws.file('big.txt'), content: 'short\n' }));
+  const veto = await h.response(3);
+  assert.equal(veto.result?._meta?.['fsguard/veto']?.code, 'cannot_inspect');
+  assert.match(veto.result.content[0].text, /larger than the most fsguard hashes/);
+  h.send(toolCall(4, 'read_text_file', { path: ws.file('small.txt') }));
+  assert.equal((await h.response(4)).result?.isError, undefined);
+});

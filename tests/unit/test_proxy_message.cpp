@@ -164,3 +164,20 @@ TEST_SUITE("message")
     CHECK(parsed["error"]["code"] == -32700);
   }
 }
+
+TEST_SUITE("message")
+{
+  TEST_CASE("the id at the end of an answer too long to keep is found in its last bytes")
+  {
+    CHECK(trailing_id(R"(x"}},"jsonrpc":"2.0","id":5})") == "5");
+    CHECK(trailing_id(R"(x"}},"jsonrpc":"2.0","id":-12}  )"
+                      "\r\n") == "-12");
+    CHECK(trailing_id(R"(x"}},"jsonrpc":"2.0","id":"a\"b"})") == R"("a\"b")");
+    CHECK(trailing_id(R"(x"}},"jsonrpc":"2.0","id":"a\\"})") == R"("a\\")");
+    CHECK(trailing_id(R"(x"}},"jsonrpc":"2.0","id" : 7 })") == "7");
+    CHECK(trailing_id(R"(text with "id":3} inside a string")").empty());
+    CHECK(trailing_id(R"(x","id":null})").empty());
+    CHECK(trailing_id(R"(x","myid":3})").empty());
+    CHECK(trailing_id("").empty());
+  }
+}
