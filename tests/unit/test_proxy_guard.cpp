@@ -76,6 +76,16 @@ struct Session {
             hash);
   }
 
+  // The server asks for the client's roots, and the client answers `uri`.
+  void roots_changed(const std::string& uri)
+  {
+    guard.on_upstream_request("0", "roots/list");
+    out = Outbox{};
+    const nlohmann::json roots = {{"jsonrpc", "2.0"}, {"id", 0},
+                                  {"result", {{"roots", {{{"uri", uri}}}}}}};
+    guard.on_client_response(roots.dump() + "\n", roots, out);
+  }
+
   void notify(const nlohmann::json& message)
   {
     out = Outbox{};
@@ -186,11 +196,7 @@ TEST_SUITE("guard")
   {
     Session s;
     s.disk.write("/ws2/x.txt", "x");
-    s.guard.on_upstream_request("0", "roots/list");
-    s.out = Outbox{};
-    const nlohmann::json roots = {{"jsonrpc", "2.0"}, {"id", 0},
-                                  {"result", {{"roots", {{{"uri", "file:///ws2"}}}}}}};
-    s.guard.on_client_response(roots.dump() + "\n", roots, s.out);
+    s.roots_changed("file:///ws2");
     const auto asked = nlohmann::json::parse(s.out.to_upstream.back())["id"];
     s.notify({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
               {"params", {{"requestId", asked}}}});
@@ -203,11 +209,7 @@ TEST_SUITE("guard")
     settings.call_timeout = std::chrono::seconds(20);
     Session s(settings);
     s.disk.write("/ws2/a.txt", "a\n");
-    s.guard.on_upstream_request("0", "roots/list");
-    s.out = Outbox{};
-    const nlohmann::json roots = {{"jsonrpc", "2.0"}, {"id", 0},
-                                  {"result", {{"roots", {{{"uri", "file://host/ws2"}}}}}}};
-    s.guard.on_client_response(roots.dump() + "\n", roots, s.out);
+    s.roots_changed("file://host/ws2");
     s.call(1, "write_file", {{"path", "a.txt"}, {"content", "x"}}); // waits for the directories
     CHECK(s.out.to_client.empty());
     // The listing is never answered.
@@ -383,11 +385,7 @@ TEST_SUITE("guard")
     s.call(3, "edit_file", {{"path", "a.txt"}, {"edits", nlohmann::json::array()}});
     CHECK(s.forwarded_ids().empty()); // held behind the read
     // The client's roots move the server to /ws2 meanwhile.
-    s.guard.on_upstream_request("0", "roots/list");
-    s.out = Outbox{};
-    const nlohmann::json roots = {{"jsonrpc", "2.0"}, {"id", 0},
-                                  {"result", {{"roots", {{{"uri", "file:///ws2"}}}}}}};
-    s.guard.on_client_response(roots.dump() + "\n", roots, s.out);
+    s.roots_changed("file:///ws2");
     s.list_directories({"/ws2"});
     s.answer_text(2, "old root\n");
     CHECK(s.answered(3) == "not_read"); // /ws2/a.txt was never read
