@@ -61,16 +61,6 @@ PendingRequest* Ledger::cancel(const std::string& key)
   return cancelled;
 }
 
-std::size_t Ledger::count(Expectation expect) const
-{
-  std::size_t total = 0;
-  for (const auto* table : {&m_toward_upstream, &m_toward_client}) {
-    total += static_cast<std::size_t>(std::count_if(
-      table->begin(), table->end(), [&](const auto& entry) { return entry.second.expect == expect; }));
-  }
-  return total;
-}
-
 std::vector<PendingRequest> Ledger::take_client_requests()
 {
   std::vector<PendingRequest> taken;

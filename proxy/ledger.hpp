@@ -63,9 +63,6 @@ public:
   // request cannot make the ledger grow without limit.
   PendingRequest* cancel(const std::string& key);
 
-  // How many requests that expect `expect` are pending.
-  std::size_t count(Expectation expect) const;
-
   // True once the client has sent an initialize request that did not fail.
   bool initialize_seen() const { return m_initialize_seen; }
   // The server answered the client's initialize with an error: it may be
