@@ -881,16 +881,8 @@ void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length
   const std::string text = "fsguard: the server's answer was " + sizes
                            + ", so fsguard could not relay it. Read large files in parts "
                              "(head/tail), or raise max_line_bytes in fsguard's config.";
-  if (answered.method == "tools/call") {
-    const nlohmann::ordered_json response = {
-      {"jsonrpc", "2.0"},
-      {"id", answered.id},
-      {"result", {{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}}},
-    };
-    out.to_client.push_back(response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                            + "\n");
-  } else if (answered.from == Peer::client) {
-    answer_error(answered.id, RpcError::server_error, text, out);
+  if (answered.from == Peer::client) {
+    answer_error(answered.id, RpcError::internal_error, text, out);
   }
   release_held(out, Clock::now());
 }

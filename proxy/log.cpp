@@ -71,11 +71,4 @@ void Log::write(LogLevel level, std::string_view message) const
   }
 }
 
-void Log::summary(std::string_view message) const
-{
-  if (enabled(LogLevel::warn)) {
-    write_line("", message);
-  }
-}
-
 } // namespace fsguard

@@ -42,10 +42,6 @@ public:
   void info(std::string_view message) const { write(LogLevel::info, message); }
   void debug(std::string_view message) const { write(LogLevel::debug, message); }
 
-  // A line shown at the default level, without a level tag (the start-up
-  // summary).
-  void summary(std::string_view message) const;
-
   // Passes the upstream's stderr `bytes` on as they are, at every level.
   void pass_through(std::string_view bytes) const;
 

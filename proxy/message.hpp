@@ -99,6 +99,7 @@ std::string joined(const std::vector<std::string>& words, std::string_view separ
 enum class RpcError {
   parse_error = -32700,
   invalid_request = -32600,
+  internal_error = -32603, // fsguard cannot relay the upstream's answer
   server_error = -32000, // the upstream is gone
 };
 

@@ -31,6 +31,12 @@ Result<Options, std::string> parse_options(const std::vector<std::string>& argum
       options.upstream.assign(arguments.begin() + static_cast<long>(index) + 1, arguments.end());
       break;
     }
+    if (!argument.starts_with('-')) {
+      // The upstream command, as with env, timeout and nice: client launchers
+      // (gemini mcp add, the Inspector) eat a "--" of their own.
+      options.upstream.assign(arguments.begin() + static_cast<long>(index), arguments.end());
+      break;
+    }
     if (named("--help", "-h")) {
       options.help = true;
     } else if (named("--version", "-V")) {
@@ -61,8 +67,9 @@ Result<Options, std::string> parse_options(const std::vector<std::string>& argum
       options.log_level = *level;
     } else {
       return "unknown option \"" + argument
-             + "\"; put the upstream command after \"--\", e.g. "
-               "fsguard -- npx -y @modelcontextprotocol/server-filesystem /path/to/project";
+             + "\"; see fsguard --help. The upstream command comes after fsguard's options, "
+               "e.g. fsguard npx -y @modelcontextprotocol/server-filesystem /path/to/project "
+               "(or after \"--\")";
     }
   }
   return options;
@@ -70,7 +77,7 @@ Result<Options, std::string> parse_options(const std::vector<std::string>& argum
 
 std::string usage_text()
 {
-  return R"(Usage: fsguard [options] -- <upstream command> [args...]
+  return R"(Usage: fsguard [options] [--] <upstream command> [args...]
 
 fsguard is a transparent MCP proxy for filesystem servers. It relays JSON-RPC
 between the MCP client on its stdin/stdout and the upstream server it starts,
@@ -97,8 +104,11 @@ Options:
 Without an upstream command, fsguard runs @modelcontextprotocol/server-filesystem
 on the current directory.
 
+The upstream command starts at the first argument that is not an option of
+fsguard's (or after "--"); its own options follow it untouched.
+
 Example (Claude Desktop, Cursor, Claude Code, VS Code, Codex: use as the command):
-  fsguard -- npx -y @modelcontextprotocol/server-filesystem /home/me/project
+  fsguard npx -y @modelcontextprotocol/server-filesystem /home/me/project
 )";
 }
 

@@ -347,7 +347,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
     }
     audit = std::move(opened).value();
   }
-  log.summary("guarding \"" + joined(command, " ") + "\" (profile: "
+  log.info("guarding \"" + joined(command, " ") + "\" (profile: "
               + (config.tools ? std::string("the config's tools map")
                               : config.profile == "auto" ? std::string("detected from the server")
                                                          : config.profile)

@@ -114,7 +114,12 @@ test('--print-config shows each value with its source, and the start-up summary 
   assert.deepEqual(printed.profile, { value: 'auto', source: 'default' });
   assert.equal(printed.tools.value, null, 'no custom tool map: the profile decides');
 
-  const s = await connect({ dir: ws.dir, extraArgs: ['--config', config] });
+  const s = await connect({ dir: ws.dir, extraArgs: ['--config', config, '--log-level', 'info'] });
   await s.close();
   assert.match(s.stderrText(), /fsguard: guarding ".*server-filesystem.*" \(profile: .*, mode: warn, config: .*fsguard\.json, audit log: off\)/);
+  // At the default level a normal session says nothing on stderr.
+  const quiet = await connect({ dir: ws.dir });
+  await callTool(quiet.client, 'list_directory', { path: ws.dir });
+  await quiet.close();
+  assert.doesNotMatch(quiet.stderrText(), /^fsguard:/m);
 });

@@ -283,9 +283,9 @@ test('a read whose answer is over max_line_bytes is answered with an error at on
   h.send(toolCall(2, 'read_text_file', { path: ws.file('big.txt') }));
   h.send(toolCall('two"quoted', 'read_text_file', { path: ws.file('big.txt') }));
   const answer = await h.response(2, 5000);
-  assert.equal(answer.result?.isError, true, JSON.stringify(answer));
-  assert.match(answer.result.content[0].text, /over max_line_bytes \(16384\)/);
-  assert.equal((await h.response('two"quoted', 5000)).result?.isError, true);
+  assert.equal(answer.error?.code, -32603, JSON.stringify(answer));
+  assert.match(answer.error.message, /over max_line_bytes \(16384\).*head\/tail.*raise max_line_bytes/);
+  assert.equal((await h.response('two"quoted', 5000)).error?.code, -32603);
   // The agent saw none of it, and a file over max_line_bytes is never hashed.
   h.send(toolCall(3, 'write_file', { path: ws.file('big.txt'), content: 'short\n' }));
   const veto = await h.response(3);
@@ -293,4 +293,13 @@ test('a read whose answer is over max_line_bytes is answered with an error at on
   assert.match(veto.result.content[0].text, /larger than the most fsguard hashes/);
   h.send(toolCall(4, 'read_text_file', { path: ws.file('small.txt') }));
   assert.equal((await h.response(4)).result?.isError, undefined);
+});
+
+test('the upstream command may follow fsguard\'s options without "--", as client launchers store it', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'a\n' });
+  const h = spawnRawFor(t, ['--mode', 'enforce', process.execPath, SERVER_FS_SCRIPT, ws.dir]);
+  await h.initialize(1);
+  h.send(toolCall(2, 'write_file', { path: ws.file('a.txt'), content: 'blind\n' }));
+  assert.equal((await h.response(2)).result?._meta?.['fsguard/veto']?.code, 'not_read');
+  assert.equal(readDisk(ws.file('a.txt')), 'a\n');
 });

@@ -72,12 +72,26 @@ TEST_SUITE("options")
     CHECK(options->upstream == std::vector<std::string>{"node", "server.js", "--mode", "x"});
   }
 
+  TEST_CASE("the first argument that is not an option starts the upstream command, without --")
+  {
+    const auto options = parse_options({"--mode", "warn", "npx", "-y", "server", "--mode", "x"});
+    REQUIRE(options);
+    CHECK(*options->mode == Mode::warn);
+    CHECK(options->upstream == std::vector<std::string>{"npx", "-y", "server", "--mode", "x"});
+    CHECK(parse_options({"node", "server.js"})->upstream
+          == std::vector<std::string>{"node", "server.js"});
+    CHECK(parse_options({"--", "--weird-program"})->upstream
+          == std::vector<std::string>{"--weird-program"});
+    const auto unknown = parse_options({"--frobnicate", "node"});
+    REQUIRE_FALSE(unknown);
+    CHECK(unknown.error().find("--help") != std::string::npos);
+  }
+
   TEST_CASE("unknown options and bad values are usage errors")
   {
     CHECK_FALSE(parse_options({"--frobnicate"}).ok());
     CHECK_FALSE(parse_options({"--mode", "loud"}).ok());
     CHECK_FALSE(parse_options({"--config"}).ok());
-    CHECK_FALSE(parse_options({"node", "server.js"}).ok());
     CHECK_FALSE(parse_options({"--print-profile"}).ok());
   }
 
