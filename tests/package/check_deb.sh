@@ -28,6 +28,11 @@ for entry in "${packages[@]}"; do
 done
 
 dpkg-deb -x "$deb" "$work/root"
+if readelf -S "$work/root/usr/bin/fsguard" | grep -q '\.debug_info'; then
+  echo "the packaged binary carries debug info; it should be stripped" >&2
+  exit 1
+fi
+echo "binary: $(stat -c %s "$work/root/usr/bin/fsguard") bytes, stripped"
 "$work/root/usr/bin/fsguard" --version | head -1
 "$work/root/usr/bin/fsguard" --check-config "$work/root/usr/share/fsguard/fsguard.example.json"
 man -l "$work/root/usr/share/man/man1/fsguard.1" >/dev/null 2>&1 || \
