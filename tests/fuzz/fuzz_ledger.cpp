@@ -194,6 +194,9 @@ private:
     if (member(arguments, "content").is_string()) {
       hash = fake_hash(arguments["content"].get<std::string>());
     }
+    if (k_trace) {
+      std::fprintf(stderr, "client sends %s\n", request.dump().substr(0, 160).c_str());
+    }
     Outbox out;
     m_guard.on_client_request(request.dump() + "\n", request, hash, out, m_now);
     take(out);
@@ -405,29 +408,29 @@ private:
     for (const auto& [path, content] : moved) {
       m_disk.replace(path, content);
     }
-    if (deliver_answer(forwarded.request["id"], nlohmann::json{{"content", {{{"type", "text"}, {"text", "moved"}}}}},
-                       &forwarded)) {
-      for (auto& [path, contents] : known) {
-        for (const auto& [content, whole] : contents) {
-          m_known[path][content] |= whole;
-        }
+    // The move is done on disk: what the agent knew of the old names it now
+    // knows of the new ones, and so did every call it sent after the move
+    // (those may be released by the answer below).
+    for (auto& [path, contents] : known) {
+      for (const auto& [content, whole] : contents) {
+        m_known[path][content] |= whole;
       }
-      // A call sent after the move knew the moved files under their new
-      // names, whatever it learnt of them before the move was carried out.
-      const auto moved_at = m_sent_order[forwarded.key];
-      for (auto& [key, snapshot] : m_known_when_sent) {
-        if (m_sent_order[key] <= moved_at) {
-          continue;
-        }
-        for (const auto& file : k_files) {
-          if (file == source || file.starts_with(source + "/")) {
-            for (const auto& [content, whole] : Known(snapshot[file])) {
-              snapshot[destination + file.substr(source.size())][content] |= whole;
-            }
+    }
+    const auto moved_at = m_sent_order[forwarded.key];
+    for (auto& [key, snapshot] : m_known_when_sent) {
+      if (m_sent_order[key] <= moved_at) {
+        continue;
+      }
+      for (const auto& file : k_files) {
+        if (file == source || file.starts_with(source + "/")) {
+          for (const auto& [content, whole] : Known(snapshot[file])) {
+            snapshot[destination + file.substr(source.size())][content] |= whole;
           }
         }
       }
     }
+    deliver_answer(forwarded.request["id"],
+                   nlohmann::json{{"content", {{{"type", "text"}, {"text", "moved"}}}}}, &forwarded);
   }
 
   // The upstream answers `id` with `result`. Returns true when the agent
