@@ -88,6 +88,17 @@ std::optional<bool> skim_shows_content(const SkimmedMessage& response);
 // the tail does not end that way.
 std::string_view trailing_id(std::string_view tail);
 
+// The text of the first block of the skimmed tool result's content array,
+// when that block is {"type": "text", "text": T} and T decodes to at most
+// `max_bytes` bytes; nothing otherwise (or when only a full parse could
+// tell: escaped or repeated keys, escapes the upstream would repair).
+std::optional<std::string> skim_first_text(const SkimmedMessage& response, std::size_t max_bytes);
+
+// params.arguments.content of the client request `line` (with or without
+// its newline), decoded, when it is a string of at most `max_bytes` bytes;
+// nothing otherwise, as for skim_first_text().
+std::optional<std::string> skim_content_argument(std::string_view line, std::size_t max_bytes);
+
 // The member `key` of `object`, or a null value if `object` is not an
 // object or has no such member (never inserts, unlike operator[]).
 const nlohmann::json& member(const nlohmann::json& object, const char* key);

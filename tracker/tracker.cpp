@@ -324,6 +324,16 @@ void Tracker::finish_write(const std::string& path,
   m_records[path] = record;
 }
 
+void Tracker::record_shown(const std::string& path, const Fingerprint& fingerprint,
+                           std::uint64_t shown_at)
+{
+  SeenRecord record = record_of(fingerprint, ReadExtent::whole);
+  record.view = ReadView::utf8_text;
+  record.known_since = shown_at;
+  record.whole_since = shown_at;
+  m_records[path] = record;
+}
+
 ReadExtent Tracker::extent_of(const std::string& path, std::uint64_t sent_at) const
 {
   const auto found = m_records.find(path);

@@ -117,6 +117,13 @@ public:
   void finish_write(const std::string& path, const std::optional<ContentHash>& expected,
                     ReadExtent extent = ReadExtent::whole, std::uint64_t sent_at = 0);
 
+  // Records that fsguard itself showed the agent the whole content of `path`
+  // as `fingerprint` holds it, as text, at moment `shown_at`: a veto whose
+  // complete diff turns an earlier whole read into a read of this version.
+  // Only calls sent after `shown_at` are licensed by it.
+  void record_shown(const std::string& path, const Fingerprint& fingerprint,
+                    std::uint64_t shown_at);
+
   // The extent of the agent's view of `path` as of moment `sent_at`:
   // partial when there is no record, or it was not known whole by then.
   ReadExtent extent_of(const std::string& path, std::uint64_t sent_at) const;

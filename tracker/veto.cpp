@@ -1,5 +1,7 @@
 #include "tracker/veto.hpp"
 
+#include <algorithm>
+
 #include "tracker/file_state.hpp"
 
 namespace fsguard {
@@ -22,8 +24,13 @@ std::string_view to_string(VetoCode code)
 
 namespace {
 
-constexpr std::string_view k_read_whole =
-  "Read it with read_text_file (without head or tail), then retry.";
+// "Read it with read_text_file (without head or tail), then retry."
+std::string read_whole(const ToolNames& names)
+{
+  return "Read it with " + names.read
+         + (names.read_whole.empty() ? std::string() : " (" + names.read_whole + ")")
+         + ", then retry.";
+}
 
 std::string size_change(const Veto& veto)
 {
@@ -34,39 +41,84 @@ std::string size_change(const Veto& veto)
          + std::to_string(veto.current_size) + " bytes";
 }
 
+std::string changed_text(const Veto& veto, const ToolNames& names)
+{
+  std::string text = veto.path + " has been modified "
+                     + (veto.cause.empty() ? std::string() : veto.cause + " ")
+                     + "since you last read it (" + size_change(veto) + "; last read "
+                     + format_time(veto.seen_at_ns) + "; last modified "
+                     + format_time(veto.current_mtime_ns) + ").";
+  if (veto.diff.empty()) {
+    return text + " Read it again to get its current content, then retry.";
+  }
+  text += " What changed, from the version you last saw to the version on disk now"
+          + std::string(veto.diff_complete ? "" : " (cut: longer than fsguard shows)") + ":\n"
+          + fenced_diff(veto.diff);
+  if (!veto.not_rebased.empty()) {
+    text += "fsguard did not apply your edit to the current content: " + veto.not_rebased + ".\n";
+  }
+  if (!veto.conflict.empty()) {
+    text += "Your write could not be merged with that change. These parts conflict (between "
+            "<<<<<<< and ======= your write, then what you last read, then up to >>>>>>> the "
+            "disk now):\n"
+            + fenced_diff(veto.conflict);
+  }
+  if (veto.counts_as_read) {
+    text += "This diff counts as your read: retry against the current content (the version "
+            "you last read with this diff applied), without reading the file again.";
+  } else {
+    text += "The diff does not show the whole file to you, so it does not count as a read. "
+            + read_whole(names);
+  }
+  return text;
+}
+
 } // namespace
 
-std::string veto_text(std::string_view tool, const Veto& veto)
+std::string fenced_diff(std::string_view diff)
+{
+  std::size_t longest = 0;
+  std::size_t run = 0;
+  for (const char c : diff) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  std::string text = fence + "diff\n" + std::string(diff);
+  if (!text.ends_with('\n')) {
+    text += '\n';
+  }
+  return text + fence + "\n";
+}
+
+std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& names)
 {
   std::string text = "fsguard refused " + std::string(tool) + ": ";
   switch (veto.code) {
   case VetoCode::not_read:
     if (!veto.reason.empty()) {
       text += veto.path + " " + veto.reason + ". ";
-      text += k_read_whole;
+      text += read_whole(names);
       break;
     }
     text += veto.path + " already exists and has not been read in this session, "
             "so this would overwrite content you have not seen. ";
-    text += k_read_whole;
+    text += read_whole(names);
     break;
   case VetoCode::partial_read:
     if (!veto.reason.empty()) {
       text += veto.path + " was only partly shown to you (" + veto.reason
               + "), so overwriting it would replace content you have not seen. Read it in "
-                "parts (head/tail) and change it with edit_file instead.";
+                "parts and change it with "
+              + names.edit + " instead.";
       break;
     }
-    text += veto.path + " was only partly read (head/tail, or an edit licensed by such a "
-            "read) in this session, so overwriting it would replace lines you have not "
-            "seen. ";
-    text += k_read_whole;
+    text += veto.path + " was only partly read (a partial view, or an edit licensed by one) "
+            "in this session, so overwriting it would replace lines you have not seen. ";
+    text += read_whole(names);
     break;
   case VetoCode::changed:
-    text += veto.path + " has been modified since you last read it ("
-            + size_change(veto) + "; last read " + format_time(veto.seen_at_ns)
-            + "; last modified " + format_time(veto.current_mtime_ns)
-            + "). Read it again to get its current content, then retry.";
+    text += changed_text(veto, names);
     break;
   case VetoCode::changed_during_read:
     text += veto.path + " changed while it was being read, so what you saw may "
@@ -95,14 +147,18 @@ std::string veto_text(std::string_view tool, const Veto& veto)
     text += "an earlier change to " + veto.path + " through fsguard was cancelled or not "
             "answered in time, so nobody knows what the file holds now. Read it again, "
             "then retry.";
+    break;
   case VetoCode::lossy_read:
     text += veto.path + " is not valid UTF-8, so reading it as text showed U+FFFD "
             "replacement characters where some of its bytes are, and writing it as text "
-            "would replace those bytes for good (edit_file too: it rewrites the whole file "
-            "as text). It cannot be changed safely with read_text_file, write_file or "
-            "edit_file. Leave it as it is, or have it converted to UTF-8 outside this session "
-            "and read it again. To replace the whole file on purpose, read its exact bytes "
-            "with read_media_file first, then retry write_file.";
+            "would replace those bytes for good (" + names.edit + " too: it rewrites the whole "
+            "file as text). It cannot be changed safely with " + names.read + ", " + names.write
+            + " or " + names.edit + ". Leave it as it is, or have it converted to UTF-8 outside "
+            "this session and read it again.";
+    if (!names.read_bytes.empty()) {
+      text += " To replace the whole file on purpose, read its exact bytes with "
+              + names.read_bytes + " first, then retry " + names.write + ".";
+    }
     break;
   }
   return text;

@@ -72,4 +72,58 @@ TEST_SUITE("veto")
     CHECK(text.find("edit_file") != std::string::npos);
     CHECK(text.find("read its exact bytes with read_media_file") != std::string::npos);
   }
+
+  TEST_CASE("a changed veto with a complete diff says that it counts as a read")
+  {
+    Veto veto;
+    veto.code = VetoCode::changed;
+    veto.path = "/ws/a.txt";
+    veto.cause = "outside fsguard";
+    veto.diff = "--- a\n+++ b\n@@ -1,1 +1,1 @@\n-x\n+y\n";
+    veto.diff_complete = true;
+    veto.counts_as_read = true;
+    const std::string text = veto_text("edit_file", veto);
+    CHECK(text.find("modified outside fsguard since you last read it") != std::string::npos);
+    CHECK(text.find("```diff\n--- a\n+++ b\n@@ -1,1 +1,1 @@\n-x\n+y\n```\n") != std::string::npos);
+    CHECK(text.find("This diff counts as your read") != std::string::npos);
+    veto.diff_complete = false;
+    veto.counts_as_read = false;
+    const std::string cut = veto_text("edit_file", veto);
+    CHECK(cut.find("(cut: longer than fsguard shows)") != std::string::npos);
+    CHECK(cut.find("does not count as a read. Read it with read_text_file") != std::string::npos);
+  }
+
+  TEST_CASE("texts name the tools they are given")
+  {
+    ToolNames names;
+    names.read = "read_file";
+    names.read_whole.clear();
+    names.read_bytes.clear();
+    names.edit = "edit_block";
+    Veto veto;
+    veto.code = VetoCode::not_read;
+    veto.path = "/ws/a.txt";
+    CHECK(veto_text("write_file", veto, names).ends_with("Read it with read_file, then retry."));
+    veto.code = VetoCode::lossy_read;
+    const std::string lossy = veto_text("write_file", veto, names);
+    CHECK(lossy.find("edit_block too") != std::string::npos);
+    CHECK(lossy.find("read_media_file") == std::string::npos);
+    CHECK(lossy.find("read_text_file") == std::string::npos);
+  }
+
+  TEST_CASE("the unknown_outcome text is only its own")
+  {
+    Veto veto;
+    veto.code = VetoCode::unknown_outcome;
+    veto.path = "/ws/a.txt";
+    const std::string text = veto_text("write_file", veto);
+    CHECK(text.ends_with("Read it again, then retry."));
+    CHECK(text.find("UTF-8") == std::string::npos);
+  }
+
+  TEST_CASE("a diff with backticks gets a longer fence")
+  {
+    CHECK(fenced_diff("+```js\n") == "````diff\n+```js\n````\n");
+    CHECK(fenced_diff("+x") == "```diff\n+x\n```\n");
+  }
 }
