@@ -545,7 +545,7 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
   const std::string& seen_text = *seen; // no text is kept before this returns
   const bool text = now->traits.valid_utf8; // else a text view of it is lossy
   const auto describe = [&](const DiffBounds& bounds) {
-    const TextDiff diff = diff_texts(seen_text, *current, file + "\t(what you last read)",
+    const TextDiff diff = diff_texts(seen_text, *current, file + "\t(as you last saw it)",
                                      file + "\t(on disk now)", bounds);
     veto.diff = diff.text;
     veto.diff_complete = diff.complete && text;

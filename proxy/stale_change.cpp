@@ -12,7 +12,8 @@ std::string excerpt(std::string_view text)
 {
   constexpr std::size_t k_shown = 60;
   std::string_view line = text.substr(0, text.find('\n'));
-  const bool cut = line.size() > k_shown || line.size() < text.size();
+  // Cut when longer than shown, or when more follows the first line's "\n".
+  const bool cut = line.size() > k_shown || text.size() > line.size() + 1;
   line = line.substr(0, k_shown);
   while (!line.empty() && (static_cast<unsigned char>(line.back()) & 0xC0) == 0x80) {
     line.remove_suffix(1); // never cut a UTF-8 sequence in two
@@ -102,19 +103,19 @@ Result<std::string, NotRebased> rebase_edits(std::string_view seen, std::string_
     }
     if (find_once(ours, old_text, at_ours) != Matches::one) {
       return NotRebased{which + " " + excerpt(old_text)
-                        + " does not occur exactly once in the version you last read"};
+                        + " does not occur exactly once in the version you last saw"};
     }
     ours.replace(at_ours, old_text.size(), new_text);
     theirs.replace(at_theirs, old_text.size(), new_text);
   }
-  const auto merged = merge_texts(base, ours, current, "what you last read", "your edit",
+  const auto merged = merge_texts(base, ours, current, "as you last saw it", "your edit",
                                   "on disk now");
   if (!merged || !merged->clean) {
     return NotRebased{"it changes lines that the other change touched, or lines next to them"};
   }
   if (merged->text != theirs) {
     return NotRebased{"in the current content it would not land where it lands in the version "
-                      "you last read"};
+                      "you last saw"};
   }
   return theirs;
 }
@@ -122,15 +123,15 @@ Result<std::string, NotRebased> rebase_edits(std::string_view seen, std::string_
 std::optional<MergedText> merge_write(std::string_view seen, std::string_view written,
                                       std::string_view current)
 {
-  return merge_texts(seen, written, current, "what you last read", "your write", "on disk now");
+  return merge_texts(seen, written, current, "as you last saw it", "your write", "on disk now");
 }
 
 std::string rebase_note(const std::string& path, const std::string& cause, const TextDiff& diff)
 {
   std::string note = "fsguard: " + path + " had been modified " + cause
-                     + " since you last read it, in lines your edit does not touch, so your "
+                     + " since you last read or wrote it, in lines your edit does not touch, so your "
                        "edit was applied to the current content and the other change was kept. "
-                       "The other change, from the version you last read to the version your "
+                       "The other change, from the version you last saw to the version your "
                        "edit was applied to"
                      + (diff.complete ? "" : " (cut: longer than fsguard shows)") + ":\n"
                      + fenced_diff(diff.text);
@@ -143,8 +144,8 @@ std::string rebase_note(const std::string& path, const std::string& cause, const
 std::string merge_note(const std::string& path, const std::string& cause, const TextDiff& diff)
 {
   std::string note = "fsguard: " + path + " had been modified " + cause
-                     + " since you last read it. Your write was merged three ways with that "
-                       "change (from what you last read, to your content and to the disk), and "
+                     + " since you last read or wrote it. Your write was merged three ways with that "
+                       "change (from what you last saw, to your content and to the disk), and "
                        "the merge is what was written. What the merge changed in your content"
                      + (diff.complete ? "" : " (cut: longer than fsguard shows)") + ":\n"
                      + fenced_diff(diff.text);

@@ -45,7 +45,7 @@ std::string changed_text(const Veto& veto, const ToolNames& names)
 {
   std::string text = veto.path + " has been modified "
                      + (veto.cause.empty() ? std::string() : veto.cause + " ")
-                     + "since you last read it (" + size_change(veto) + "; last read "
+                     + "since you last read or wrote it (" + size_change(veto) + "; last read "
                      + format_time(veto.seen_at_ns) + "; last modified "
                      + format_time(veto.current_mtime_ns) + ").";
   if (veto.diff.empty()) {
@@ -59,13 +59,13 @@ std::string changed_text(const Veto& veto, const ToolNames& names)
   }
   if (!veto.conflict.empty()) {
     text += "Your write could not be merged with that change. These parts conflict (between "
-            "<<<<<<< and ======= your write, then what you last read, then up to >>>>>>> the "
+            "<<<<<<< and ======= your write, then what you last saw, then up to >>>>>>> the "
             "disk now):\n"
             + fenced_diff(veto.conflict);
   }
   if (veto.counts_as_read) {
     text += "This diff counts as your read: retry against the current content (the version "
-            "you last read with this diff applied), without reading the file again.";
+            "you last saw with this diff applied), without reading the file again.";
   } else {
     text += "The diff does not show the whole file to you, so it does not count as a read. "
             + read_whole(names);

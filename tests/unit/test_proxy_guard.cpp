@@ -757,7 +757,7 @@ TEST_SUITE("guard: stale changes")
     CHECK(meta["current_xxh3_128"] == to_hex(fake_hash(formatted)));
     const std::string text = s.client_text(2);
     CAPTURE(text);
-    CHECK(text.find("modified outside fsguard since you last read it") != std::string::npos);
+    CHECK(text.find("modified outside fsguard since you last read or wrote it") != std::string::npos);
     CHECK(text.find("@@ -1,4 +1,4 @@\n-line 1\n+// formatted\n") != std::string::npos);
     CHECK(text.find("This diff counts as your read") != std::string::npos);
     // The corrected retry needs no read.

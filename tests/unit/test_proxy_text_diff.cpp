@@ -105,14 +105,14 @@ TEST_SUITE("text_diff")
   {
     const std::string base = numbered_lines(20);
     const auto merged = merge_texts(base, numbered_lines(20, 5, "ours 5"),
-                                    numbered_lines(20, 5, "theirs 5"), "what you last read",
+                                    numbered_lines(20, 5, "theirs 5"), "as you last saw it",
                                     "your write", "on disk now");
     REQUIRE(merged);
     CHECK_FALSE(merged->clean);
     const std::string hunks = conflict_hunks(merged->text, {});
     CAPTURE(hunks);
     CHECK(hunks.find("<<<<<<< your write\nours 5\n") != std::string::npos);
-    CHECK(hunks.find("||||||| what you last read\nline 5\n") != std::string::npos);
+    CHECK(hunks.find("||||||| as you last saw it\nline 5\n") != std::string::npos);
     CHECK(hunks.find("=======\ntheirs 5\n>>>>>>> on disk now\n") != std::string::npos);
     CHECK(hunks.find("line 3\n") != std::string::npos); // context
     CHECK(hunks.find("line 12\n") == std::string::npos);

@@ -83,7 +83,7 @@ TEST_SUITE("veto")
     veto.diff_complete = true;
     veto.counts_as_read = true;
     const std::string text = veto_text("edit_file", veto);
-    CHECK(text.find("modified outside fsguard since you last read it") != std::string::npos);
+    CHECK(text.find("modified outside fsguard since you last read or wrote it") != std::string::npos);
     CHECK(text.find("```diff\n--- a\n+++ b\n@@ -1,1 +1,1 @@\n-x\n+y\n```\n") != std::string::npos);
     CHECK(text.find("This diff counts as your read") != std::string::npos);
     veto.diff_complete = false;
