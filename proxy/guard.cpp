@@ -121,9 +121,15 @@ void Guard::settle_reads()
 {
   m_tracker.settle_reads();
   for (auto& shown : m_shown_texts) {
+    const SeenRecord* record = m_tracker.find(shown.file);
+    if (record != nullptr && record->hash_state == HashState::lost) {
+      // The file changed before its hash was taken, but the text is what
+      // the agent saw, byte for byte where it was valid UTF-8 (elsewhere
+      // U+FFFD, which no later content matches by chance).
+      m_tracker.recover_seen(shown.file, m_disk.hash_of(shown.text), content_traits(shown.text));
+    }
     // Kept only if it is exactly the content the record says the agent
     // saw whole: what the read showed, and what the disk held.
-    const SeenRecord* record = m_tracker.find(shown.file);
     if (record != nullptr && record->hash_state == HashState::known
         && record->extent == ReadExtent::whole && m_disk.hash_of(shown.text) == record->hash) {
       keep_text(record->hash, std::move(shown.text));
@@ -135,6 +141,33 @@ void Guard::settle_reads()
 void Guard::keep_text(const ContentHash& hash, std::string text)
 {
   m_kept.keep(hash, std::move(text));
+}
+
+void Guard::remember_shown(ShownKnowledge shown)
+{
+  std::erase_if(m_shown_knowledge,
+                [&](const ShownKnowledge& earlier) { return earlier.file == shown.file; });
+  m_shown_knowledge.push_back(std::move(shown));
+  if (m_shown_knowledge.size() > k_shown_knowledge_kept) {
+    m_shown_knowledge.pop_front();
+  }
+}
+
+void Guard::take_in_shown(Clock::time_point now)
+{
+  while (!m_shown_knowledge.empty() && now - m_shown_knowledge.front().shown >= k_take_in_time) {
+    const ShownKnowledge shown = std::move(m_shown_knowledge.front());
+    m_shown_knowledge.pop_front();
+    if (!shown.version) {
+      m_tracker.make_known(shown.file, shown.hash, ++m_moment);
+      continue;
+    }
+    const SeenRecord* record = m_tracker.find(shown.file);
+    if (record != nullptr && record->hash_state == HashState::known && record->hash == shown.hash
+        && record->known_since == shown.known_since) {
+      m_tracker.record_shown(shown.file, *shown.version, ++m_moment);
+    }
+  }
 }
 
 const ToolMap& Guard::tools() const
@@ -220,6 +253,7 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
     out.to_upstream.push_back(std::move(line));
     return;
   }
+  take_in_shown(now); // what fsguard showed long enough ago comes before this call
   const std::uint64_t sent_at = ++m_moment;
   std::vector<const CallInFlight*> held_before; // a new call waits behind every held one
   for (const auto& held : m_held) {
@@ -418,9 +452,12 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
       refuse(call, key, *veto, out);
       audit(call, "veto", veto, latency_us, out);
       if (verdict.shown) {
-        // The agent has now seen every line of this version: what it read
-        // whole, and the complete diff. Calls sent from now on may rely on it.
-        m_tracker.record_shown(verdict.shown->file, verdict.shown->fingerprint, ++m_moment);
+        // The agent will have seen every line of this version: what it read
+        // whole, and the complete diff. Calls that come once it could take
+        // the diff in may rely on it; until then the record stays.
+        const SeenRecord* record = m_tracker.find(verdict.shown->file);
+        remember_shown(ShownKnowledge{verdict.shown->file, now, verdict.shown->fingerprint,
+                                      record->hash, record->known_since});
         keep_text(verdict.shown->fingerprint.hash, std::move(verdict.shown->text));
       }
       return;
@@ -602,11 +639,21 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
       veto.conflict = conflict_hunks(merged->text, half);
     }
   }
+  if (veto.counts_as_read
+      && !client_shows_whole(veto_response(call.id, call.what.tool, veto, tool_names(tools())))) {
+    veto.counts_as_read = false; // the client cuts the veto: its diff is not seen whole
+  }
   if (veto.counts_as_read) {
     verdict.shown = ShownVersion{file, *now, std::move(*current)};
   }
   verdict.veto = std::move(veto);
   return verdict;
+}
+
+bool Guard::client_shows_whole(std::string_view answer) const
+{
+  const auto limit = result_limit_for(m_client_name, m_settings.client_result_limits);
+  return !limit || answer.size() <= *limit;
 }
 
 std::string Guard::cause_of(const SeenRecord* record, const ContentHash& current) const
@@ -795,14 +842,14 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
     }
     return true;
   }
-  const bool relay = record_answer(call, line, skimmed, out);
+  const bool relay = record_answer(call, line, skimmed, out, now);
   mark_busy(call, -1);
   release_held(out, now);
   return relay;
 }
 
 bool Guard::record_answer(CallInFlight& call, std::string_view line,
-                          const SkimmedMessage& skimmed, Outbox& out)
+                          const SkimmedMessage& skimmed, Outbox& out, Clock::time_point now)
 {
   // Most answers only need their outcome, which a skim finds without
   // parsing megabytes of file content; the rest need the text.
@@ -912,14 +959,19 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
                                        + call.what.tool + " over to a change made elsewhere");
         break;
       }
+      if (!call.carried->shows_whole || !client_shows_whole(*noted)) {
+        extent = ReadExtent::partial; // the note's diff is cut, or the client cuts the note
+      }
       out.to_client.push_back(std::move(*noted)); // before any call released after it
       relay = false;
-      known_since = ++m_moment;
-      if (!call.carried->shows_whole) {
-        extent = ReadExtent::partial;
-      }
+      known_since = k_not_yet; // see take_in_shown()
     }
     m_tracker.finish_write(file, expected, extent, known_since);
+    if (known_since == k_not_yet) {
+      if (const SeenRecord* record = m_tracker.find(file); record != nullptr) {
+        remember_shown(ShownKnowledge{file, now, std::nullopt, record->hash, k_not_yet});
+      }
+    }
     if (expected) {
       remember_own_write(call, *expected);
     }

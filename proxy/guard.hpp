@@ -26,6 +26,13 @@
 
 namespace fsguard {
 
+// How long an agent takes at least to act on what fsguard showed it in its
+// own texts (a veto's diff, a note on a rebase or a merge): a call that
+// reaches fsguard sooner was written before the agent could take it in
+// (the calls of one model turn, sent together or one after another), so
+// that text does not license it.
+inline constexpr std::chrono::milliseconds k_take_in_time{250};
+
 class Guard {
 public:
   using Clock = std::chrono::steady_clock;
@@ -141,6 +148,18 @@ private:
     std::string file;
     std::string text;
   };
+  // What fsguard showed the agent of `file` in its own text at `shown`,
+  // which licenses calls that arrive k_take_in_time later: a veto's diff
+  // shows `version` (applied if the record is still the one it was shown
+  // against, `hash` known since `known_since`); a note shows the record
+  // `hash`, which awaits its moment (k_not_yet).
+  struct ShownKnowledge {
+    std::string file;
+    Clock::time_point shown{};
+    std::optional<Fingerprint> version;
+    ContentHash hash{};
+    std::uint64_t known_since = 0;
+  };
   // A write of the agent's through fsguard that left a known content.
   struct OwnWrite {
     ContentHash hash{};
@@ -180,9 +199,15 @@ private:
   // made into what the agent can act on: the diff, a rebase or a merge.
   Verdict stale_change(CallInFlight& call, std::string& line, const std::string& file,
                        Veto veto);
+  // Whether the client shows the model all of `answer` (see client_limits).
+  bool client_shows_whole(std::string_view answer) const;
   // Who made the change from the agent's `record` to `current`.
   std::string cause_of(const SeenRecord* record, const ContentHash& current) const;
   void keep_text(const ContentHash& hash, std::string text);
+  // Records what fsguard showed the agent in its own texts, once
+  // k_take_in_time has passed at `now`.
+  void take_in_shown(Clock::time_point now);
+  void remember_shown(ShownKnowledge shown);
   void remember_own_write(const CallInFlight& call, const ContentHash& hash);
   void refuse(const CallInFlight& call, const std::string& key, const Veto& veto, Outbox& out);
   void answer_error(const nlohmann::json& id, RpcError code, std::string_view message, Outbox& out);
@@ -192,7 +217,7 @@ private:
   // when `out` carries fsguard's version of the answer instead (a note on
   // a stale change it carried over).
   bool record_answer(CallInFlight& call, std::string_view line, const SkimmedMessage& skimmed,
-                     Outbox& out);
+                     Outbox& out, Clock::time_point now);
   void mark_busy(const CallInFlight& call, int delta);
   void release_held(Outbox& out, Clock::time_point now);
   void after_listing(Outbox& out, Clock::time_point now);
@@ -215,6 +240,8 @@ private:
   KeptTexts m_kept;
   std::vector<ShownText> m_shown_texts;          // reads' texts, until their hashes settle
   std::deque<OwnWrite> m_own_writes;             // the latest, to name the cause of a change
+  std::deque<ShownKnowledge> m_shown_knowledge;  // at most one a file
+  static constexpr std::size_t k_shown_knowledge_kept = 256;
   static constexpr std::size_t k_own_writes_kept = 64;
   int m_moves_in_flight = 0;
   std::deque<Held> m_held;

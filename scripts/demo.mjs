@@ -255,6 +255,9 @@ async function main() {
 
     // 6. retry without a read
     begin('The agent writes again, adding its line to the version the diff showed, without reading the file.');
+    // A real agent needs a model turn to read the veto; fsguard lets the diff
+    // count only for calls that come at least 250 ms after it.
+    await new Promise((resolve) => setTimeout(resolve, 400));
     const final = `${person}- tea\n`;
     r = await agentWrites(final);
     expectAccepted(r);

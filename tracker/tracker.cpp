@@ -334,6 +334,35 @@ void Tracker::record_shown(const std::string& path, const Fingerprint& fingerpri
   m_records[path] = record;
 }
 
+void Tracker::recover_seen(const std::string& path, const ContentHash& hash,
+                           const ContentTraits& traits)
+{
+  const auto found = m_records.find(path);
+  if (found == m_records.end()) {
+    return;
+  }
+  SeenRecord& record = found->second;
+  if (record.hash_state != HashState::lost || record.unknown_outcome
+      || record.changed_during_read || record.extent != ReadExtent::whole) {
+    return;
+  }
+  record.hash = hash;
+  record.hash_state = HashState::known;
+  record.traits = traits;
+  record.trusted_stat.reset();
+}
+
+void Tracker::make_known(const std::string& path, const ContentHash& hash, std::uint64_t now)
+{
+  const auto found = m_records.find(path);
+  if (found == m_records.end() || found->second.hash != hash
+      || found->second.known_since != k_not_yet) {
+    return;
+  }
+  found->second.known_since = now;
+  found->second.whole_since = found->second.extent == ReadExtent::whole ? now : k_never;
+}
+
 ReadExtent Tracker::extent_of(const std::string& path, std::uint64_t sent_at) const
 {
   const auto found = m_records.find(path);

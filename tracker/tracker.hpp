@@ -45,6 +45,10 @@ enum class HashState { known, owed, lost };
 // A moment that never comes: a record never known whole.
 inline constexpr std::uint64_t k_never = std::numeric_limits<std::uint64_t>::max();
 
+// A moment still to come: content the agent has been shown, but which
+// licenses no call until Tracker::make_known() gives it its moment.
+inline constexpr std::uint64_t k_not_yet = k_never - 1;
+
 // What an earlier record knew, kept while a new read's hash is owed: if the
 // new read shows the same content, the agent knew it from the earlier moment.
 struct EarlierView {
@@ -123,6 +127,17 @@ public:
   // Only calls sent after `shown_at` are licensed by it.
   void record_shown(const std::string& path, const Fingerprint& fingerprint,
                     std::uint64_t shown_at);
+
+  // Gives the whole read of `path` whose hash was lost (the file changed
+  // before settle_reads() could hash it) the content the read showed the
+  // agent exactly, `hash` with `traits`: what the agent saw is known after
+  // all. No stat vouches for it; the next check compares content.
+  void recover_seen(const std::string& path, const ContentHash& hash, const ContentTraits& traits);
+
+  // Gives the record of `path`, if it still holds `hash` and awaits its
+  // moment (known since k_not_yet), the moment `now`: the agent knows it
+  // from then on, whole if the record is whole.
+  void make_known(const std::string& path, const ContentHash& hash, std::uint64_t now);
 
   // The extent of the agent's view of `path` as of moment `sent_at`:
   // partial when there is no record, or it was not known whole by then.

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  TESTS_DIR, callTool, connect, makeWorkspace, openSession, textOf, vetoCode, vetoMeta,
+  TESTS_DIR, callTool, connect, makeWorkspace, openSession, sleep, textOf, vetoCode, vetoMeta,
 } from './lib/harness.mjs';
 
 const AGENT_INFRA = path.resolve(TESTS_DIR, '..', 'profiles', 'node_modules',
@@ -25,6 +25,10 @@ const replaced = (text, what, by) => {
   return text.replace(what, () => by);
 };
 const oneEdit = (file, oldText, newText) => ({ path: file, edits: [{ oldText, newText }] });
+
+// An agent needs a model turn to act on a veto or a note; fsguard does not
+// let either license a call that comes sooner (k_take_in_time, 250 ms).
+const MODEL_TURN_MS = 400;
 
 function assertAllowed(res, what) {
   assert.equal(vetoCode(res), undefined, `${what}: unexpected veto: ${textOf(res)}`);
@@ -61,6 +65,7 @@ test('a formatter changes line 1 after the read; an edit of line 40 passes, both
   assert.equal(res._meta?.['fsguard/stale']?.diff_complete, true);
 
   // The note and the edit's diff showed the whole file: a rewrite needs no read.
+  await sleep(MODEL_TURN_MS);
   const final = readDisk(target) + 'line 51\n';
   assertAllowed(await call('write_file', { path: target, content: final }), 'a rewrite after the rebase');
   assert.equal(readDisk(target), final);
@@ -89,6 +94,7 @@ test('an edit that touches the changed line is vetoed with a diff that shows the
   assert.equal(readDisk(target), outside, 'nothing written');
 
   const corrected = replaced(outside, 'line 10 // reviewed by Sam\n', 'LINE 10 // reviewed by Sam\n');
+  await sleep(MODEL_TURN_MS);
   assertAllowed(await call('write_file', { path: target, content: corrected }),
     'the current content plus the agent\'s change, without a read');
   assert.equal(readDisk(target), corrected);
@@ -122,6 +128,24 @@ test('with stale_write merge, a write that does not overlap the outside change i
   assert.equal(readDisk(b), sams, 'Sam\'s line survives');
 });
 
+test('the writes of one model turn that reach fsguard right after the veto get it too; the next turn\'s retry passes', async (t) => {
+  const { file, call } = await openSession(t, { files: { 'code.txt': lines(20) } });
+  const target = file('code.txt');
+  assertAllowed(await call('read_text_file', { path: target }), 'read');
+  const outside = replaced(readDisk(target), 'line 3\n', 'line three\n');
+  fs.writeFileSync(target, outside);
+  const burst = await Promise.all([1, 2, 3].map((k) => call('write_file', { path: target, content: `blind ${k}\n` })));
+  assert.deepEqual(burst.map(vetoCode), ['changed', 'changed', 'changed']);
+  for (const k of [1, 2]) {
+    assertVeto(await call('write_file', { path: target, content: `one after the other ${k}\n` }), 'changed',
+      `a write of the same turn, sent after the veto came back (${k})`);
+  }
+  assert.equal(readDisk(target), outside, 'the outside change survives');
+  await sleep(MODEL_TURN_MS);
+  assertAllowed(await call('write_file', { path: target, content: `${outside}line 21\n` }), 'the next turn');
+  assert.equal(readDisk(target), `${outside}line 21\n`);
+});
+
 test('with stale_edit veto, an edit far from the outside change is vetoed with the diff', async (t) => {
   const { file, call } = await sessionWithConfig(t, { 'code.txt': lines(50) }, { stale_edit: 'veto' });
   const target = file('code.txt');
@@ -146,6 +170,7 @@ test('a cut diff falls back to the plain changed veto', async (t) => {
   assert.equal(vetoMeta(cut).counts_as_read, false);
   assert.match(textOf(cut), /fsguard cut the diff here/);
   assert.match(textOf(cut), /Read it with read_text_file \(without head or tail\), then retry\./);
+  await sleep(MODEL_TURN_MS);
   assertVeto(await call('write_file', { path: big, content: 'x\n' }), 'changed', 'the retry: a cut diff is no read');
 });
 

@@ -760,9 +760,31 @@ TEST_SUITE("guard: stale changes")
     CHECK(text.find("modified outside fsguard since you last read or wrote it") != std::string::npos);
     CHECK(text.find("@@ -1,4 +1,4 @@\n-line 1\n+// formatted\n") != std::string::npos);
     CHECK(text.find("This diff counts as your read") != std::string::npos);
-    // The corrected retry needs no read.
+    // The corrected retry, a model turn later, needs no read.
+    s.now += std::chrono::seconds(2);
     s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", formatted + "line 51\n"}});
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
+  TEST_CASE("the calls that reach fsguard right after a veto were written before it: they get the veto too")
+  {
+    Session s;
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string now = replaced(seen, "line 3\n", "line three\n");
+    s.disk.write("/ws/a.txt", now);
+    // One model turn's writes, sent together or one after the other.
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    CHECK(s.answered(2) == "changed");
+    s.now += k_take_in_time / 2;
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
+    CHECK(s.answered(3) == "changed");
+    CHECK(*s.disk.content("/ws/a.txt") == now);
+    // The agent's next turn comes later, and relies on the diff.
+    s.now += k_take_in_time;
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", now + "four\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
   }
 
   TEST_CASE("a veto that counts as a read licenses only the calls sent after it")
@@ -777,8 +799,11 @@ TEST_SUITE("guard: stale changes")
     CHECK(s.forwarded_ids().empty());
     s.disk.write("/ws/a.txt", replaced(seen, "line 3\n", "line three\n"));
     s.answer(2, {{"isError", true}, {"content", {{{"type", "text"}, {"text", "failed"}}}}});
-    CHECK(s.answered(3) == "changed"); // the diff counts as a read from now on...
-    CHECK(s.answered(4) == "not_read"); // ...not for a call sent before it
+    CHECK(s.answered(3) == "changed"); // the diff counts as a read once taken in...
+    CHECK(s.answered(4) == "changed");  // ...not for a call sent before it
+    s.now += std::chrono::seconds(1);
+    s.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", "five\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{5});
   }
 
   TEST_CASE("a cut diff, a partial read or an evicted text gives the plain changed veto")
@@ -840,6 +865,45 @@ TEST_SUITE("guard: stale changes")
     }
   }
 
+  TEST_CASE("a diff the client would cut does not count as a read")
+  {
+    GuardSettings settings;
+    settings.client_result_limits["test-client"] = 700;
+    Session s(settings);
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt"); // a short answer: seen whole
+    const std::string now = replaced(seen, "line 1\n", "one\n");
+    s.disk.write("/ws/a.txt", now);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    CHECK(s.out.to_client.front().size() > 700);
+    CHECK(s.client_line(2)["result"]["_meta"]["fsguard/veto"]["counts_as_read"] == false);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", now + "x\n"}});
+    CHECK(s.answered(3) == "changed");
+  }
+
+  TEST_CASE("a file that changes before its read's hash is taken keeps what the read showed")
+  {
+    Session s;
+    const std::string text = numbered_lines(10);
+    s.disk.write("/ws/a.txt", text);
+    s.disk.advance(3'000'000'000LL); // old enough for the stat to vouch: the hash is owed
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    const std::string line =
+      nlohmann::json{{"jsonrpc", "2.0"}, {"id", 1},
+                     {"result", {{"content", {{{"type", "text"}, {"text", text}}}}}}}.dump();
+    s.out = Outbox{};
+    s.guard.on_upstream_response("1", line, skim_message(line), s.out, s.now);
+    s.disk.replace("/ws/a.txt", text); // renamed over with the same bytes before the hash
+    s.guard.settle_reads();
+    const SeenRecord* record = s.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->hash_state == HashState::known);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+
   TEST_CASE("a changed veto stays under 8 KiB by default, however large the change")
   {
     Session s;
@@ -878,9 +942,13 @@ TEST_SUITE("guard: stale changes")
     CAPTURE(note);
     CHECK(note.find("had been modified outside fsguard") != std::string::npos);
     CHECK(note.find("-line 1\n+// formatted\n") != std::string::npos);
-    // It knows the result whole now: a rewrite sent after the answer passes.
-    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", edited + "line 51\n"}});
-    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+    // Right after the note, a call was written without it in view.
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
+    CHECK(s.answered(3) == "not_read");
+    // A turn later the agent knows the result whole: a rewrite passes.
+    s.now += std::chrono::seconds(1);
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", edited + "line 51\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
   }
 
   TEST_CASE("a call sent before a rebased edit's answer is not licensed by it")
@@ -915,6 +983,7 @@ TEST_SUITE("guard: stale changes")
     CHECK(text.find("+line 10 // reviewed\n") != std::string::npos);
     CHECK(text.find("did not apply your edit to the current content") != std::string::npos);
     // The veto counts as a read: the edit retried against the current line passes.
+    s.now += std::chrono::seconds(1);
     s.call(3, "edit_file", one_edit("/ws/a.txt", "line 10 // reviewed\n", "LINE 10\n"));
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
   }
@@ -975,6 +1044,7 @@ TEST_SUITE("guard: stale changes")
     CAPTURE(note);
     CHECK(note.find("Your write was merged") != std::string::npos);
     CHECK(note.find("-line 1\n+// formatted\n") != std::string::npos);
+    s.now += std::chrono::seconds(1);
     s.call(3, "edit_file", one_edit("/ws/a.txt", "// formatted\n", "// done\n"));
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
   }
@@ -1073,6 +1143,7 @@ TEST_SUITE("guard: stale changes")
     const std::string edited = replaced(formatted, "line 40\n", "LINE 40\n");
     s.disk.write("/ws/a.txt", edited + "hook\n"); // someone else at the same moment
     s.answer_text(2, "```diff\n...```\n\n");
+    s.now += std::chrono::seconds(1);
     s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
     CHECK(s.answered(3) == "changed");
   }
