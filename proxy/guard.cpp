@@ -120,19 +120,28 @@ void Guard::set_settings(GuardSettings settings)
 void Guard::settle_reads()
 {
   m_tracker.settle_reads();
+  // Decoded here, after the answer went on: the agent does not wait for it.
   for (auto& shown : m_shown_texts) {
     const SeenRecord* record = m_tracker.find(shown.file);
-    if (record != nullptr && record->hash_state == HashState::lost) {
+    if (record == nullptr || record->extent != ReadExtent::whole
+        || (record->hash_state == HashState::known && m_kept.find(record->hash) != nullptr)) {
+      continue; // nothing to keep, or kept already (a file read again)
+    }
+    auto text = decoded_json_string(shown.raw, m_kept.budget().file_bytes);
+    if (!text) {
+      continue;
+    }
+    const ContentHash hash = m_disk.hash_of(*text);
+    if (record->hash_state == HashState::lost && shown.read) {
       // The file changed before its hash was taken, but the text is what
       // the agent saw, byte for byte where it was valid UTF-8 (elsewhere
       // U+FFFD, which no later content matches by chance).
-      m_tracker.recover_seen(shown.file, m_disk.hash_of(shown.text), content_traits(shown.text));
+      m_tracker.recover_seen(shown.file, hash, content_traits(*text));
     }
     // Kept only if it is exactly the content the record says the agent
-    // saw whole: what the read showed, and what the disk held.
-    if (record != nullptr && record->hash_state == HashState::known
-        && record->extent == ReadExtent::whole && m_disk.hash_of(shown.text) == record->hash) {
-      keep_text(record->hash, std::move(shown.text));
+    // saw whole: what the answer showed or the agent wrote, and the disk held.
+    if (record->hash_state == HashState::known && hash == record->hash) {
+      keep_text(hash, std::move(*text));
     }
   }
   m_shown_texts.clear();
@@ -480,8 +489,12 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
     }
     if (call.what.role == ToolRole::write && call.expected && !call.carried
         && m_kept.budget().total_bytes > 0) {
-      // What the agent writes, it knows whole: kept once the write is done.
-      call.written = skim_content_argument(line, m_kept.budget().file_bytes);
+      // What the agent writes, it knows whole: kept once the write is done
+      // (decoded only then, by settle_reads()).
+      const auto raw = skim_content_argument(line);
+      if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
+        call.written = std::string(*raw);
+      }
     }
   } else {
     for (auto& file : call.files) {
@@ -616,7 +629,8 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
   }
   if (text && call.what.role == ToolRole::write
       && m_settings.stale_write == StaleWrite::merge && call.expected) {
-    const auto written = skim_content_argument(line, limit);
+    const auto raw = skim_content_argument(line);
+    const auto written = raw ? decoded_json_string(*raw, limit) : std::nullopt;
     const auto merged = written && m_disk.hash_of(*written) == *call.expected
                           ? merge_write(seen_text, *written, *current)
                           : std::nullopt;
@@ -909,8 +923,9 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
         && call.what.whole_if_status.empty() && m_kept.budget().total_bytes > 0) {
       // The text exactly as the agent saw it, kept once settle_reads() has
       // confirmed that it is the file's content.
-      if (auto text = skim_first_text(skimmed, m_kept.budget().file_bytes)) {
-        m_shown_texts.push_back(ShownText{*call.files.front(), std::move(*text)});
+      const auto raw = skim_first_text(skimmed);
+      if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
+        m_shown_texts.push_back(ShownText{*call.files.front(), std::string(*raw), true});
       }
     }
     break;
@@ -924,7 +939,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     // What the change should have left, where fsguard can tell: a writer
     // that lands at the same moment is then not taken for the agent.
     std::optional<ContentHash> expected = call.expected;
-    std::optional<std::string> expected_text = std::move(call.written);
+    std::optional<std::string> expected_text; // with the hash `expected`
     if (call.what.role == ToolRole::edit && call.what.result_is_diff) {
       // Its diff applied to the content the edit was decided on.
       auto applied = call.edit_base ? apply_unified_diff(without_carriage_returns(*call.edit_base),
@@ -938,7 +953,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       expected = m_disk.hash_of(*applied);
       expected_text = std::move(applied);
     } else if (call.carried) {
-      expected_text = call.carried->result;
+      expected_text = call.carried->result; // its hash is `expected`
     }
     ReadExtent extent =
       call.licensed_extent.empty() ? ReadExtent::partial : call.licensed_extent.front();
@@ -976,9 +991,13 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       remember_own_write(call, *expected);
     }
     const SeenRecord* record = m_tracker.find(file);
-    if (expected_text && record != nullptr && record->hash_state == HashState::known
-        && record->extent == ReadExtent::whole && m_disk.hash_of(*expected_text) == record->hash) {
-      keep_text(record->hash, std::move(*expected_text));
+    if (record != nullptr && record->hash_state == HashState::known
+        && record->extent == ReadExtent::whole) {
+      if (expected_text && expected == record->hash) {
+        keep_text(record->hash, std::move(*expected_text));
+      } else if (call.written) {
+        m_shown_texts.push_back(ShownText{file, std::move(*call.written), false});
+      }
     }
     break;
   }

@@ -143,10 +143,12 @@ private:
     std::optional<ShownVersion> shown; // the veto shows the agent this version
     std::optional<Veto> carried_over;  // rebased or merged despite this
   };
-  // A text a whole read showed, kept once the file's hash confirms it.
+  // A text a whole read showed (`read`) or the agent wrote, as its raw
+  // JSON string, kept once the file's hash confirms it.
   struct ShownText {
     std::string file;
-    std::string text;
+    std::string raw;
+    bool read = false;
   };
   // What fsguard showed the agent of `file` in its own text at `shown`,
   // which licenses calls that arrive k_take_in_time later: a veto's diff

@@ -560,14 +560,15 @@ std::optional<std::string_view> skim_member(std::string_view object, std::string
   return found;
 }
 
-// The raw JSON string `raw` decoded, when it is at most `max_bytes` long.
-std::optional<std::string> decoded_string(std::string_view raw, std::size_t max_bytes)
+} // namespace
+
+std::optional<std::string> decoded_json_string(std::string_view raw, std::size_t max_bytes)
 {
-  // An escape is at most 6 bytes for 1 decoded: longer raw text decodes longer.
-  if (raw.size() < 2 || raw.front() != '"' || raw.size() > 6 * max_bytes + 2) {
+  if (raw.size() < 2 || raw.front() != '"' || raw.size() > max_raw_json_string(max_bytes)) {
     return std::nullopt;
   }
   std::string text;
+  text.reserve(raw.size()); // at most as long as the raw string
   StringSink sink(text);
   const char* end = raw.data() + raw.size();
   if (decode_json_string(raw.data() + 1, end, sink) != end || text.size() > max_bytes) {
@@ -576,9 +577,7 @@ std::optional<std::string> decoded_string(std::string_view raw, std::size_t max_
   return text;
 }
 
-} // namespace
-
-std::optional<std::string> skim_first_text(const SkimmedMessage& response, std::size_t max_bytes)
+std::optional<std::string_view> skim_first_text(const SkimmedMessage& response)
 {
   if (!response.is_json_object || response.has_error || response.results != 1) {
     return std::nullopt;
@@ -590,18 +589,21 @@ std::optional<std::string> skim_first_text(const SkimmedMessage& response, std::
   }
   const auto type = skim_member(block, "type");
   const auto text = skim_member(block, "text");
-  if (!type || *type != "\"text\"" || !text) {
+  if (!type || *type != "\"text\"" || !text || !text->starts_with('"')) {
     return std::nullopt;
   }
-  return decoded_string(*text, max_bytes);
+  return text;
 }
 
-std::optional<std::string> skim_content_argument(std::string_view line, std::size_t max_bytes)
+std::optional<std::string_view> skim_content_argument(std::string_view line)
 {
   const auto params = skim_member(line, "params");
   const auto arguments = params ? skim_member(*params, "arguments") : std::nullopt;
   const auto content = arguments ? skim_member(*arguments, "content") : std::nullopt;
-  return content ? decoded_string(*content, max_bytes) : std::nullopt;
+  if (!content || !content->starts_with('"')) {
+    return std::nullopt;
+  }
+  return content;
 }
 
 const nlohmann::json& member(const nlohmann::json& object, const char* key)
