@@ -297,8 +297,13 @@ private:
   void call(const std::string& tool, const nlohmann::json& arguments)
   {
     const int id = m_next_id++;
-    // What the agent knew when it sent the call is all it can have used.
-    m_known_when_sent[id_key(id)] = m_known;
+    // What the agent knew when it sent the call is all it can have used,
+    // counting the moves it had sent: it knows where they put the files.
+    std::map<std::string, Known> effective = m_known;
+    for (const auto& [key, move] : m_pending_moves) {
+      transfer(effective, move.first, move.second);
+    }
+    m_known_when_sent[id_key(id)] = effective;
     m_sent_order[id_key(id)] = m_next_order++;
     if (tool == "write_file") {
       m_known[arguments["path"]][arguments["content"]] = true;
@@ -306,23 +311,14 @@ private:
       // The agent knows its edit applied to whatever it knew the file to
       // hold, its own pending changes included.
       Known& known = m_known[arguments["path"]];
-      const Known before = known;
       const auto& edit = arguments["edits"][0];
-      for (const auto& [content, whole] : before) {
+      for (const auto& [content, whole] : effective[arguments["path"]]) {
         if (auto edited = replaced_once(content, edit["oldText"], edit["newText"])) {
           known[*edited] |= whole;
         }
       }
     } else if (tool == "move_file") {
-      const std::string source = arguments["source"];
-      const std::string destination = arguments["destination"];
-      for (const auto& file : k_files) {
-        if (file == source || file.starts_with(source + "/")) {
-          for (const auto& [content, whole] : m_known[file]) {
-            m_known[destination + file.substr(source.size())][content] |= whole;
-          }
-        }
-      }
+      m_pending_moves[id_key(id)] = {arguments["source"], arguments["destination"]};
     }
     send_request({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
                   {"params", {{"name", tool}, {"arguments", arguments}}}});
@@ -459,12 +455,13 @@ private:
     }
     const Known& known = m_known_when_sent[key][file];
     const auto found = known.find(*content);
-    if (k_trace) {
-      std::fprintf(stderr, "call %s on %s: the disk holds %s; the agent knew %zu contents:\n",
-                   key.c_str(), file.c_str(), nlohmann::json(*content).dump().c_str(), known.size());
+    if (k_trace && (found == known.end() || (!found->second && whole_needed))) {
+      std::fprintf(stderr, "UNSAFE %s on %s: disk holds %s; known when sent:", key.c_str(),
+                   file.c_str(), nlohmann::json(*content).dump().c_str());
       for (const auto& [text, whole] : known) {
-        std::fprintf(stderr, "  %s %s\n", whole ? "whole" : "part", nlohmann::json(text).dump().c_str());
+        std::fprintf(stderr, " %s%s", nlohmann::json(text).dump().c_str(), whole ? "(whole)" : "");
       }
+      std::fprintf(stderr, "\n");
     }
     return found != known.end() && (found->second || !whole_needed);
   }
@@ -594,6 +591,7 @@ private:
         learn_from_note(shown, path, *content);
       }
     } else if (tool == "move_file") {
+      m_pending_moves.erase(forwarded.key);
       move(arguments["source"], arguments["destination"], forwarded, failed);
     } else {
       deliver_answer(request["id"], failed, &forwarded);
@@ -655,6 +653,20 @@ private:
     for (const auto& line : old_lines) diff += "-" + line;
     for (const auto& line : new_lines) diff += "+" + line;
     return diff + "```\n\n";
+  }
+
+  // Adds what `known` holds of `source` and the files below it to the
+  // same names under `destination`.
+  static void transfer(std::map<std::string, Known>& known, const std::string& source,
+                       const std::string& destination)
+  {
+    for (const auto& file : k_files) {
+      if (file == source || file.starts_with(source + "/")) {
+        for (const auto& [content, whole] : Known(known[file])) {
+          known[destination + file.substr(source.size())][content] |= whole;
+        }
+      }
+    }
   }
 
   static std::string parent(const std::string& path) { return path.substr(0, path.rfind('/')); }
@@ -798,6 +810,7 @@ private:
   std::map<std::string, std::map<std::string, Known>> m_known_when_sent; // by call key
   std::map<std::string, std::string> m_sent_contents; // a write's content as the client sent it
   std::map<std::string, std::uint64_t> m_sent_order;  // by call key
+  std::map<std::string, std::pair<std::string, std::string>> m_pending_moves; // sent, not done
   std::uint64_t m_next_order = 0;
   std::map<std::string, int> m_sent;
   std::map<std::string, int> m_answers;
