@@ -168,13 +168,13 @@ void Guard::take_in_shown(Clock::time_point now)
     const ShownKnowledge shown = std::move(m_shown_knowledge.front());
     m_shown_knowledge.pop_front();
     if (!shown.version) {
-      m_tracker.make_known(shown.file, shown.hash, ++m_moment);
+      m_tracker.make_known(shown.file, shown.hash, ++m_moment, shown.over);
       continue;
     }
     const SeenRecord* record = m_tracker.find(shown.file);
     if (record != nullptr && record->hash_state == HashState::known && record->hash == shown.hash
         && record->known_since == shown.known_since) {
-      m_tracker.record_shown(shown.file, *shown.version, ++m_moment);
+      m_tracker.record_shown(shown.file, *shown.version, ++m_moment, shown.over);
     }
   }
 }
@@ -466,7 +466,7 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
         // the diff in may rely on it; until then the record stays.
         const SeenRecord* record = m_tracker.find(verdict.shown->file);
         remember_shown(ShownKnowledge{verdict.shown->file, now, verdict.shown->fingerprint,
-                                      record->hash, record->known_since});
+                                      record->hash, record->known_since, record->hash});
         keep_text(verdict.shown->fingerprint.hash, std::move(verdict.shown->text));
       }
       return;
@@ -548,11 +548,45 @@ Guard::Verdict Guard::decide_change(CallInFlight& call, std::string& line)
       }
       return {veto, {}, {}};
     }
+    if (kind == WriteKind::overwrite) {
+      if (auto veto = undoes_shown_change(call, line, *file)) {
+        return {veto, {}, {}};
+      }
+    }
     if (call.what.result_is_diff) {
       call.edit_base = content_seen(*file);
     }
   }
   return {};
+}
+
+std::optional<Veto> Guard::undoes_shown_change(const CallInFlight& call, std::string_view line,
+                                               const std::string& file)
+{
+  const SeenRecord* record = m_tracker.find(file);
+  if (record == nullptr || !record->shown_over || call.sent_at >= record->shown_over->until) {
+    return std::nullopt;
+  }
+  // Merged three ways with the change fsguard showed (from the version the
+  // agent had seen to the one it was shown), the write must come out as it
+  // is: then it keeps every line of that change.
+  const std::string* seen = m_kept.find(record->shown_over->hash);
+  const std::string* shown = m_kept.find(record->hash);
+  const auto raw = skim_content_argument(line);
+  const auto written =
+    raw ? decoded_json_string(*raw, m_kept.budget().file_bytes) : std::nullopt;
+  if (seen != nullptr && shown != nullptr && written && call.expected
+      && m_disk.hash_of(*written) == *call.expected) {
+    const auto merged = merge_write(*seen, *written, *shown);
+    if (merged && merged->clean && merged->text == *written) {
+      return std::nullopt;
+    }
+  }
+  Veto veto;
+  veto.code = VetoCode::changed;
+  veto.path = file;
+  veto.undoes_shown_change = true;
+  return veto;
 }
 
 Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const std::string& file,
@@ -984,7 +1018,8 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     m_tracker.finish_write(file, expected, extent, known_since);
     if (known_since == k_not_yet) {
       if (const SeenRecord* record = m_tracker.find(file); record != nullptr) {
-        remember_shown(ShownKnowledge{file, now, std::nullopt, record->hash, k_not_yet});
+        remember_shown(ShownKnowledge{file, now, std::nullopt, record->hash, k_not_yet,
+                                      call.carried->seen});
       }
     }
     if (expected) {

@@ -154,13 +154,15 @@ private:
   // which licenses calls that arrive k_take_in_time later: a veto's diff
   // shows `version` (applied if the record is still the one it was shown
   // against, `hash` known since `known_since`); a note shows the record
-  // `hash`, which awaits its moment (k_not_yet).
+  // `hash`, which awaits its moment (k_not_yet). Either is over `over`, the
+  // version the agent had seen whole before.
   struct ShownKnowledge {
     std::string file;
     Clock::time_point shown{};
     std::optional<Fingerprint> version;
     ContentHash hash{};
     std::uint64_t known_since = 0;
+    ContentHash over{};
   };
   // A write of the agent's through fsguard that left a known content.
   struct OwnWrite {
@@ -197,6 +199,11 @@ private:
   // Decides the change `call` (raw request `line`, rewritten when a stale
   // write is merged).
   Verdict decide_change(CallInFlight& call, std::string& line);
+  // The veto of a whole-file write of `file` (raw request `line`) that
+  // would undo a change the agent knows only from fsguard's own text, and
+  // may have written before it took that text in; nothing if it keeps it.
+  std::optional<Veto> undoes_shown_change(const CallInFlight& call, std::string_view line,
+                                          const std::string& file);
   // The `veto` of a change of `file` that changed since the agent saw it,
   // made into what the agent can act on: the diff, a rebase or a merge.
   Verdict stale_change(CallInFlight& call, std::string& line, const std::string& file,

@@ -43,6 +43,13 @@ std::string size_change(const Veto& veto)
 
 std::string changed_text(const Veto& veto, const ToolNames& names)
 {
+  if (veto.undoes_shown_change) {
+    return veto.path + " changed after you last read it, and fsguard showed you that change "
+           "(in an earlier refusal's diff, or a note on a change it carried over). This "
+           "write would undo it, and it may have been written before you saw it. Write the "
+           "current content with your change in it. If you mean to replace that change: "
+           + read_whole(names);
+  }
   std::string text = veto.path + " has been modified "
                      + (veto.cause.empty() ? std::string() : veto.cause + " ")
                      + "since you last read or wrote it (" + size_change(veto) + "; last read "

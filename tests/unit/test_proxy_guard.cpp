@@ -802,6 +802,50 @@ TEST_SUITE("guard: stale changes")
     CHECK(s.answered(3) == "changed"); // the diff counts as a read once taken in...
     CHECK(s.answered(4) == "changed");  // ...not for a call sent before it
     s.now += std::chrono::seconds(1);
+    s.call(5, "write_file",
+           {{"path", "/ws/a.txt"}, {"content", replaced(seen, "line 3\n", "line three\n") + "five\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{5});
+  }
+
+  TEST_CASE("a write held up longer than the take-in time (a permission prompt) still cannot undo the change a veto showed")
+  {
+    Session s;
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string now = replaced(seen, "line 3\n", "line three\n");
+    s.disk.write("/ws/a.txt", now);
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 3\n", "LINE 3\n"));
+    REQUIRE(s.answered(2) == "changed");
+    // The same model turn's next call, written from the old version, waited
+    // for the person to allow it.
+    s.now += std::chrono::seconds(5);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", seen + "line 21\n"}});
+    REQUIRE(s.answered(3) == "changed");
+    const std::string text = s.client_text(3);
+    CAPTURE(text);
+    CHECK(text.find("This write would undo it") != std::string::npos);
+    CHECK(*s.disk.content("/ws/a.txt") == now);
+    // A write that keeps the change passes; so does any write after a read.
+    s.now += std::chrono::seconds(5);
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", now + "line 21\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
+  }
+
+  TEST_CASE("after a veto that counts as a read, a real read lets a write replace the change")
+  {
+    Session s;
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string now = replaced(seen, "line 3\n", "line three\n");
+    s.disk.write("/ws/a.txt", now);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    s.now += std::chrono::seconds(2);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
+    REQUIRE(s.answered(3) == "changed"); // would undo what the diff showed
+    s.read_content(4, "/ws/a.txt");
     s.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", "five\n"}});
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{5});
   }
@@ -945,10 +989,30 @@ TEST_SUITE("guard: stale changes")
     // Right after the note, a call was written without it in view.
     s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
     CHECK(s.answered(3) == "not_read");
-    // A turn later the agent knows the result whole: a rewrite passes.
+    // A turn later the agent knows the result whole: a rewrite passes...
     s.now += std::chrono::seconds(1);
     s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", edited + "line 51\n"}});
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
+  }
+
+  TEST_CASE("after a rebase, a write written from the old version cannot undo the outside change, however late it comes")
+  {
+    Session s;
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string formatted = replaced(seen, "line 1\n", "// formatted\n");
+    s.disk.write("/ws/a.txt", formatted);
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 40\n", "LINE 40\n"));
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    const std::string edited = replaced(formatted, "line 40\n", "LINE 40\n");
+    s.disk.replace("/ws/a.txt", edited);
+    s.answer_text(2, diff_of(formatted, edited));
+    s.now += std::chrono::seconds(5); // held by a permission prompt
+    s.call(3, "write_file",
+           {{"path", "/ws/a.txt"}, {"content", replaced(seen, "line 40\n", "LINE 40\n") + "x\n"}});
+    CHECK(s.answered(3) == "changed");
+    CHECK(*s.disk.content("/ws/a.txt") == edited);
   }
 
   TEST_CASE("a call sent before a rebased edit's answer is not licensed by it")
