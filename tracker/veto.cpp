@@ -1,6 +1,8 @@
 #include "tracker/veto.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 
 #include "tracker/file_state.hpp"
 
@@ -24,12 +26,46 @@ std::string_view to_string(VetoCode code)
 
 namespace {
 
-// "Read it with read_text_file (without head or tail), then retry."
-std::string read_whole(const ToolNames& names)
+// Whether `path` names an image or a sound, by the extensions whose files
+// server-filesystem's read_media_file shows: a text read of one shows the
+// agent nothing it can use.
+bool is_media_path(std::string_view path)
 {
+  static constexpr std::array<std::string_view, 11> k_extensions{
+    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".svg", ".mp3", ".wav", ".ogg", ".flac"};
+  const auto dot = path.rfind('.');
+  if (dot == std::string_view::npos || path.find('/', dot) != std::string_view::npos) {
+    return false;
+  }
+  std::string extension(path.substr(dot));
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::find(k_extensions.begin(), k_extensions.end(), extension) != k_extensions.end();
+}
+
+// "Read it with read_text_file (without head or tail), then retry.", or
+// with the profile's media read for an image or a sound.
+std::string read_whole(const ToolNames& names, std::string_view path)
+{
+  if (!names.read_bytes.empty() && is_media_path(path)) {
+    return "Read it with " + names.read_bytes + ", then retry.";
+  }
   return "Read it with " + names.read
          + (names.read_whole.empty() ? std::string() : " (" + names.read_whole + ")")
          + ", then retry.";
+}
+
+// When the agent last saw the file, and when it was modified: a
+// modification time no later than the read (the change landed while the
+// read was answered, or its writer kept the old time) says nothing of when.
+std::string times(const Veto& veto)
+{
+  std::string text = "last read " + format_time(veto.seen_at_ns);
+  if (veto.current_mtime_ns > veto.seen_at_ns) {
+    return text + "; last modified " + format_time(veto.current_mtime_ns);
+  }
+  return text + "; its modification time, " + format_time(veto.current_mtime_ns)
+         + ", does not show when it changed";
 }
 
 std::string size_change(const Veto& veto)
@@ -48,13 +84,12 @@ std::string changed_text(const Veto& veto, const ToolNames& names)
            "(in an earlier refusal's diff, or a note on a change it carried over). This "
            "write would undo it, and it may have been written before you saw it. Write the "
            "current content with your change in it. If you mean to replace that change: "
-           + read_whole(names);
+           + read_whole(names, veto.path);
   }
   std::string text = veto.path + " has been modified "
                      + (veto.cause.empty() ? std::string() : veto.cause + " ")
-                     + "since you last read or wrote it (" + size_change(veto) + "; last read "
-                     + format_time(veto.seen_at_ns) + "; last modified "
-                     + format_time(veto.current_mtime_ns) + ").";
+                     + "since you last read or wrote it (" + size_change(veto) + "; " + times(veto)
+                     + ").";
   if (veto.diff.empty()) {
     return text + " Read it again to get its current content, then retry.";
   }
@@ -75,7 +110,7 @@ std::string changed_text(const Veto& veto, const ToolNames& names)
             "you last saw with this diff applied), without reading the file again.";
   } else {
     text += "The diff does not show the whole file to you, so it does not count as a read. "
-            + read_whole(names);
+            + read_whole(names, veto.path);
   }
   return text;
 }
@@ -105,12 +140,12 @@ std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& 
   case VetoCode::not_read:
     if (!veto.reason.empty()) {
       text += veto.path + " " + veto.reason + ". ";
-      text += read_whole(names);
+      text += read_whole(names, veto.path);
       break;
     }
     text += veto.path + " already exists and has not been read in this session, "
             "so this would overwrite content you have not seen. ";
-    text += read_whole(names);
+    text += read_whole(names, veto.path);
     break;
   case VetoCode::partial_read:
     if (!veto.reason.empty()) {
@@ -122,7 +157,7 @@ std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& 
     }
     text += veto.path + " was only partly read (a partial view, or an edit licensed by one) "
             "in this session, so overwriting it would replace lines you have not seen. ";
-    text += read_whole(names);
+    text += read_whole(names, veto.path);
     break;
   case VetoCode::changed:
     text += changed_text(veto, names);

@@ -93,6 +93,40 @@ TEST_SUITE("veto")
     CHECK(cut.find("does not count as a read. Read it with read_text_file") != std::string::npos);
   }
 
+  TEST_CASE("the changed text never dates the change before the read")
+  {
+    Veto veto;
+    veto.code = VetoCode::changed;
+    veto.path = "/ws/a.txt";
+    veto.seen_at_ns = 1'700'000'000'148'000'000LL;
+    veto.current_mtime_ns = 1'700'000'000'147'000'000LL; // landed while the read was answered
+    const std::string text = veto_text("edit_file", veto);
+    CAPTURE(text);
+    CHECK(text.find("last modified") == std::string::npos);
+    CHECK(text.find("its modification time, 2023-11-14T22:13:20.147Z, does not show when it changed")
+          != std::string::npos);
+  }
+
+  TEST_CASE("the recovery of an image or a sound names the media read")
+  {
+    Veto veto;
+    veto.code = VetoCode::not_read;
+    for (const char* path : {"/ws/logo.png", "/ws/Photo.JPEG", "/ws/a.d/clip.mp3"}) {
+      veto.path = path;
+      CHECK(veto_text("write_file", veto).ends_with("Read it with read_media_file, then retry."));
+    }
+    for (const char* path : {"/ws/notes.txt", "/ws/png", "/ws/a.png/readme"}) {
+      veto.path = path;
+      CHECK(veto_text("write_file", veto).ends_with(
+        "Read it with read_text_file (without head or tail), then retry."));
+    }
+    ToolNames names; // a profile without a media read names its text read
+    names.read_bytes.clear();
+    veto.path = "/ws/logo.png";
+    CHECK(veto_text("write_file", veto, names).ends_with(
+      "Read it with read_text_file (without head or tail), then retry."));
+  }
+
   TEST_CASE("texts name the tools they are given")
   {
     ToolNames names;
