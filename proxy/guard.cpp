@@ -567,9 +567,6 @@ std::optional<Veto> Guard::undoes_shown_change(const CallInFlight& call, std::st
   if (record == nullptr || !record->shown_over || call.sent_at >= record->shown_over->until) {
     return std::nullopt;
   }
-  // Merged three ways with the change fsguard showed (from the version the
-  // agent had seen to the one it was shown), the write must come out as it
-  // is: then it keeps every line of that change.
   const std::string* seen = m_kept.find(record->shown_over->hash);
   const std::string* shown = m_kept.find(record->hash);
   const auto raw = skim_content_argument(line);
@@ -577,8 +574,7 @@ std::optional<Veto> Guard::undoes_shown_change(const CallInFlight& call, std::st
     raw ? decoded_json_string(*raw, m_kept.budget().file_bytes) : std::nullopt;
   if (seen != nullptr && shown != nullptr && written && call.expected
       && m_disk.hash_of(*written) == *call.expected) {
-    const auto merged = merge_write(*seen, *written, *shown);
-    if (merged && merged->clean && merged->text == *written) {
+    if (keeps_change(*seen, *shown, *written)) {
       return std::nullopt;
     }
   }

@@ -1,5 +1,10 @@
 #include "proxy/stale_change.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <vector>
+
 #include "proxy/message.hpp"
 #include "tracker/unified_diff.hpp"
 
@@ -124,6 +129,83 @@ std::optional<MergedText> merge_write(std::string_view seen, std::string_view wr
                                       std::string_view current)
 {
   return merge_texts(seen, written, current, "as you last saw it", "your write", "on disk now");
+}
+
+namespace {
+
+// The whitespace-separated words of `text`.
+std::vector<std::string_view> words_of(std::string_view text)
+{
+  std::vector<std::string_view> words;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) {
+      ++at;
+    }
+    std::size_t end = at;
+    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) {
+      ++end;
+    }
+    if (end > at) {
+      words.push_back(text.substr(at, end - at));
+    }
+    at = end;
+  }
+  return words;
+}
+
+// How many words must be taken out of and put into `from` to make `to`
+// (by their longest common subsequence); nothing past k_max_word_pairs.
+constexpr std::size_t k_max_word_pairs = 4'000'000;
+std::optional<std::size_t> word_distance(const std::vector<std::string_view>& from,
+                                         const std::vector<std::string_view>& to)
+{
+  if (from.size() * to.size() > k_max_word_pairs) {
+    return std::nullopt;
+  }
+  std::vector<std::size_t> row(to.size() + 1, 0);
+  for (const auto word : from) {
+    std::size_t diagonal = 0; // row[j - 1] of the previous row
+    for (std::size_t j = 1; j <= to.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = word == to[j - 1] ? diagonal + 1 : std::max(row[j], row[j - 1]);
+      diagonal = above;
+    }
+  }
+  return from.size() + to.size() - 2 * row[to.size()];
+}
+
+// Whether `ours`, in a region where both it and the change from `base` to
+// `theirs` changed the same lines, was made from `theirs`: it is nearer to
+// it than to `base`, word for word.
+bool made_from_theirs(std::string_view base, std::string_view theirs, std::string_view ours)
+{
+  const auto written = words_of(ours);
+  const auto to_theirs = word_distance(written, words_of(theirs));
+  const auto to_base = word_distance(written, words_of(base));
+  return to_theirs && to_base && *to_theirs < *to_base;
+}
+
+} // namespace
+
+bool keeps_change(std::string_view seen, std::string_view shown, std::string_view written)
+{
+  const auto regions = merge_regions(seen, written, shown);
+  if (!regions) {
+    return false;
+  }
+  std::string resolved;
+  for (const auto& region : *regions) {
+    if (!region.conflict) {
+      resolved += region.merged;
+      continue;
+    }
+    if (!made_from_theirs(region.base, region.theirs, region.ours)) {
+      return false;
+    }
+    resolved += region.ours;
+  }
+  return resolved == written;
 }
 
 std::string rebase_note(const std::string& path, const std::string& cause, const TextDiff& diff)

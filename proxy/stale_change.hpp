@@ -48,6 +48,14 @@ Result<std::string, NotRebased> rebase_edits(std::string_view seen, std::string_
 std::optional<MergedText> merge_write(std::string_view seen, std::string_view written,
                                       std::string_view current);
 
+// Whether a whole write of `written`, which the agent may have made from
+// `seen` before it took in fsguard's text showing it `shown`, keeps the
+// change from `seen` to `shown`. Merged three ways (base `seen`, ours
+// `written`, theirs `shown`), every region must come out as the write has
+// it; and where both changed the same lines, the write's lines must be
+// nearer, word for word, to the shown version's than to the seen one's.
+bool keeps_change(std::string_view seen, std::string_view shown, std::string_view written);
+
 // The note added to the result of an edit of `path` carried over to its
 // current content: it names the `cause` of the change and shows `diff`
 // (from what the agent saw to the content the edit was applied to).

@@ -189,6 +189,77 @@ std::optional<MergedText> merge_texts(std::string_view base, std::string_view ou
   return merged;
 }
 
+std::optional<std::vector<MergeRegion>> merge_regions(std::string_view base,
+                                                       std::string_view ours,
+                                                       std::string_view theirs)
+{
+  use_libgit2();
+  const auto input = [](std::string_view text) {
+    git_merge_file_input file;
+    git_merge_file_input_init(&file, GIT_MERGE_FILE_INPUT_VERSION);
+    file.ptr = text.data();
+    file.size = text.size();
+    return file;
+  };
+  const git_merge_file_input ancestor = input(base);
+  const git_merge_file_input our_file = input(ours);
+  const git_merge_file_input their_file = input(theirs);
+  git_merge_file_options options;
+  git_merge_file_options_init(&options, GIT_MERGE_FILE_OPTIONS_VERSION);
+  // Markers far longer than git's 7, so that no line of a text is taken
+  // for one.
+  constexpr unsigned short k_marker_size = 61;
+  options.marker_size = k_marker_size;
+  options.ancestor_label = "b";
+  options.our_label = "o";
+  options.their_label = "t";
+  options.flags = GIT_MERGE_FILE_STYLE_DIFF3;
+  git_merge_file_result result{};
+  if (git_merge_file(&result, &ancestor, &our_file, &their_file, &options) != 0) {
+    return std::nullopt;
+  }
+  const std::string text = result.ptr != nullptr ? std::string(result.ptr, result.len) : "";
+  const bool has_text = result.ptr != nullptr;
+  git_merge_file_result_free(&result);
+  if (!has_text && !(base.empty() && ours.empty() && theirs.empty())) {
+    return std::nullopt;
+  }
+  const std::string start = std::string(k_marker_size, '<') + " o\n";
+  const std::string middle = std::string(k_marker_size, '|') + " b\n";
+  const std::string split = std::string(k_marker_size, '=') + "\n";
+  const std::string end = std::string(k_marker_size, '>') + " t\n";
+  std::vector<MergeRegion> regions;
+  enum class Part { merged, ours, base, theirs } part = Part::merged;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto newline = text.find('\n', at);
+    const std::size_t next = newline == std::string::npos ? text.size() : newline + 1;
+    const std::string_view line(text.data() + at, next - at);
+    at = next;
+    if (line == start && part == Part::merged) {
+      regions.push_back(MergeRegion{true, {}, {}, {}, {}});
+      part = Part::ours;
+    } else if (line == middle && part == Part::ours) {
+      part = Part::base;
+    } else if (line == split && part == Part::base) {
+      part = Part::theirs;
+    } else if (line == end && part == Part::theirs) {
+      part = Part::merged;
+    } else if (part == Part::merged) {
+      if (regions.empty() || regions.back().conflict) {
+        regions.push_back(MergeRegion{});
+      }
+      regions.back().merged += line;
+    } else {
+      MergeRegion& region = regions.back();
+      (part == Part::ours ? region.ours : part == Part::base ? region.base : region.theirs) += line;
+    }
+  }
+  if (part != Part::merged) {
+    return std::nullopt; // markers out of order
+  }
+  return regions;
+}
+
 std::string conflict_hunks(std::string_view merged, const DiffBounds& bounds)
 {
   std::vector<std::string_view> lines;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fsguard {
 
@@ -45,6 +46,24 @@ std::optional<MergedText> merge_texts(std::string_view base, std::string_view ou
                                       std::string_view theirs, const std::string& base_label,
                                       const std::string& ours_label,
                                       const std::string& theirs_label);
+
+// One region of a three-way merge: text all sides agree on, or that one side
+// changed (`conflict` false, `merged` is the result), or lines both sides
+// changed differently (`conflict` true, each side's lines).
+struct MergeRegion {
+  bool conflict = false;
+  std::string merged;
+  std::string ours;
+  std::string base;
+  std::string theirs;
+};
+
+// The regions of the three-way merge of `ours` and `theirs`, each changed
+// from `base`, in order. Nothing if libgit2 fails or the merge cannot be
+// told apart into regions (a binary merge).
+std::optional<std::vector<MergeRegion>> merge_regions(std::string_view base,
+                                                       std::string_view ours,
+                                                       std::string_view theirs);
 
 // The conflicting regions of `merged` (from merge_texts), each with up to
 // 2 lines around it, separated by "..." lines; cut at `bounds`.

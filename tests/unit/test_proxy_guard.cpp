@@ -843,7 +843,7 @@ TEST_SUITE("guard: stale changes")
     s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
     REQUIRE(s.answered(2) == "changed");
     s.now += std::chrono::seconds(2);
-    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", seen + "twenty-one\n"}});
     REQUIRE(s.answered(3) == "changed"); // would undo what the diff showed
     s.read_content(4, "/ws/a.txt");
     s.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", "five\n"}});

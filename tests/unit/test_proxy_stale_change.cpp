@@ -162,4 +162,23 @@ TEST_SUITE("stale_change")
     CHECK(request["id"] == 3);
     CHECK(replaced_line->ends_with("}\n"));
   }
+
+  TEST_CASE("a write keeps a change it was shown only when it was made from the changed version")
+  {
+    const std::string seen = numbered_lines(40);
+    const std::string shown = replaced(seen, "line 10\n", "line 10 // reviewed by Sam\n");
+    // Made from the shown version: its change elsewhere, or on the same line.
+    CHECK(keeps_change(seen, shown, shown));
+    CHECK(keeps_change(seen, shown, replaced(shown, "line 30\n", "LINE 30\n")));
+    CHECK(keeps_change(seen, shown, replaced(shown, "line 10 // reviewed by Sam\n",
+                                             "LINE 10 // reviewed by Sam\n")));
+    // Made from the version seen before: it would undo the change.
+    CHECK_FALSE(keeps_change(seen, shown, seen));
+    CHECK_FALSE(keeps_change(seen, shown, replaced(seen, "line 30\n", "LINE 30\n")));
+    CHECK_FALSE(keeps_change(seen, shown, replaced(seen, "line 10\n", "LINE 10\n")));
+    // A line the change took away must stay away.
+    const std::string deleted = replaced(seen, "line 20\n", "");
+    CHECK(keeps_change(seen, deleted, replaced(deleted, "line 5\n", "five\n")));
+    CHECK_FALSE(keeps_change(seen, deleted, replaced(seen, "line 5\n", "five\n")));
+  }
 }
