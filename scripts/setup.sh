@@ -22,7 +22,7 @@ trap 'printf "setup: error: command failed (line %s): %s\n" "$LINENO" "$BASH_COM
 apt_packages=(
   cmake g++ make pkg-config
   libboost1.81-dev libboost-filesystem1.81-dev
-  nlohmann-json3-dev doctest-dev libxxhash-dev libutf8proc-dev
+  nlohmann-json3-dev doctest-dev libxxhash-dev libutf8proc-dev libgit2-dev
   clang libclang-rt-14-dev dpkg-dev valgrind
 )
 # node and npm may come from outside Debian (e.g. /usr/bin/node + a global
