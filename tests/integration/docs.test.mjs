@@ -10,6 +10,7 @@
 //     in docs/configuration.md are the same, both ways; the schema's defaults
 //     are the table's; the man page names every key;
 //   - the tool spec keys of the schema are the spec-key table's, both ways;
+//   - docs/clients.md shows each agent config of configs/ verbatim;
 //   - every relative link in README.md, ARCHITECTURE.md, CONTRIBUTING.md and
 //     docs/*.md names a file that exists, and an #anchor names a heading
 //     there.
@@ -162,6 +163,20 @@ test("the tools map's spec keys in the schema and in docs/configuration.md are t
   const schemaKeys = sorted(Object.keys(schema.$defs.tool.properties));
   const documented = sorted(tableRows(read('docs/configuration.md'), 'Spec key').map((row) => cellName(row[0])));
   assert.deepEqual(documented, schemaKeys);
+});
+
+test('docs/clients.md shows each agent config exactly as configs/ has it', () => {
+  const clients = read('docs/clients.md');
+  const files = fs.readdirSync(path.join(ROOT, 'configs'))
+    .filter((name) => !name.startsWith('fsguard.') && /\.(json|toml)$/.test(name));
+  assert.ok(files.length >= 5, `agent configs found: ${files}`);
+  const missing = files.filter((name) => {
+    const text = read(`configs/${name}`);
+    // A TOML file starts with comments that clients.md says in prose: compare from the table on.
+    const shown = name.endsWith('.toml') ? text.slice(text.indexOf('[')) : text;
+    return !clients.includes(`\n${shown}\`\`\``);
+  });
+  assert.deepEqual(missing, [], 'configs/ files not shown verbatim in a code block of docs/clients.md');
 });
 
 // ---------------------------------------------------------------------------
