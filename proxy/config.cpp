@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracker/path.hpp"
 #include "tracker/profiles.hpp"
 
 namespace fsguard {
@@ -24,6 +25,41 @@ std::optional<std::size_t> whole_number(const nlohmann::json& value, std::uint64
 }
 
 constexpr std::uint64_t k_most_bytes = std::uint64_t{1} << 40;
+
+// `value`, a "path_map" object: the server's directories (absolute, as the
+// server spells them) to fsguard's (existing directories, made canonical).
+Result<PathMap, std::string> parse_path_map(const nlohmann::json& value)
+{
+  const std::string shape = "\"path_map\" must map the server's absolute directories to "
+                            "fsguard's, e.g. {\"/projects/app\": \"/home/me/app\"}";
+  if (!value.is_object()) {
+    return shape;
+  }
+  std::vector<PathMapping> mappings;
+  for (const auto& [server, local] : value.items()) {
+    if (!server.starts_with("/") || !local.is_string()
+        || !local.get<std::string>().starts_with("/")) {
+      return shape;
+    }
+    std::error_code error;
+    const auto canonical = std::filesystem::canonical(local.get<std::string>(), error);
+    if (error || !std::filesystem::is_directory(canonical, error)) {
+      return "path_map directory " + local.get<std::string>() + " (for the server's " + server
+             + ") does not exist on fsguard's side or is not a directory";
+    }
+    mappings.push_back(PathMapping{lexically_normal(server), canonical.string()});
+  }
+  return PathMap(std::move(mappings));
+}
+
+nlohmann::ordered_json path_map_json(const PathMap& map)
+{
+  nlohmann::ordered_json described = nlohmann::ordered_json::object();
+  for (const auto& mapping : map.mappings()) {
+    described[mapping.server] = mapping.local;
+  }
+  return described;
+}
 
 } // namespace
 
@@ -86,6 +122,10 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
         }
         config.confine_to.push_back(canonical.string());
       }
+    } else if (key == "path_map") {
+      auto map = parse_path_map(value);
+      if (!map) return where + ": " + map.error();
+      config.path_map = std::move(map).value();
     } else if (key == "call_timeout_s") {
       if (!value.is_number_unsigned() || value.get<std::uint64_t>() < 1
           || value.get<std::uint64_t>() > 86'400) {
@@ -233,6 +273,7 @@ GuardSettings guard_settings(const Config& config)
   settings.profile = config.profile;
   settings.tools = config.tools;
   settings.confine_to = config.confine_to;
+  settings.path_map = config.path_map;
   settings.call_timeout = config.call_timeout;
   settings.client_result_limits = config.client_result_limits;
   settings.stale_edit = config.stale_edit;
@@ -273,6 +314,7 @@ std::string describe_config(const Config& config)
     {"partial_read_allows_write", config.partial_read_allows_write == PartialReadAllowsOverwrite::yes},
     {"max_line_bytes", config.max_line_bytes},
     {"confine_to", config.confine_to},
+    {"path_map", path_map_json(config.path_map)},
     {"audit_log", config.audit_log.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(config.audit_log)},
     {"tools", tools},
     {"call_timeout_s", std::chrono::duration_cast<std::chrono::seconds>(config.call_timeout).count()},

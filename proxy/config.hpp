@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tracker/path_map.hpp"
 #include "proxy/guard_settings.hpp"
 #include "proxy/log.hpp"
 #include "tracker/result.hpp"
@@ -30,6 +31,8 @@ struct Config {
   std::optional<ToolMap> tools;
   // Directories every file tool is confined to (canonical); empty: no limit.
   std::vector<std::string> confine_to;
+  // How the server's paths name fsguard's files (server directory -> local).
+  PathMap path_map;
   // Where each key's value came from: "default", "file <path>",
   // "environment FSGUARD_MODE" or "flag --mode" (for --print-config).
   std::map<std::string, std::string> sources;

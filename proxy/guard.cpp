@@ -108,12 +108,14 @@ Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string
     m_kept(m_settings.kept_texts)
 {
   m_paths.set_custom_tools(m_settings.tools.has_value());
+  m_paths.set_path_map(m_settings.path_map);
 }
 
 void Guard::set_settings(GuardSettings settings)
 {
   m_settings = std::move(settings);
   m_paths.set_custom_tools(m_settings.tools.has_value());
+  m_paths.set_path_map(m_settings.path_map);
   m_kept.set_budget(m_settings.kept_texts);
 }
 
@@ -440,10 +442,11 @@ bool Guard::server_refuses(const std::string& file) const
   if (context.rules != PathRules::server_filesystem || context.allowed_sets.empty()) {
     return false;
   }
+  const std::string spelled = server_spelling(file); // the allowed directories are the server's
   return std::none_of(context.allowed_sets.begin(), context.allowed_sets.end(),
                       [&](const DirectorySet& set) {
                         return std::any_of(set.begin(), set.end(), [&](const std::string& dir) {
-                          return is_within(file, dir);
+                          return is_within(spelled, dir);
                         });
                       });
 }
@@ -520,6 +523,9 @@ Guard::Verdict Guard::decide_change(CallInFlight& call, std::string& line)
       veto.code = VetoCode::unresolved_path;
       veto.path = call.what.paths[index].raw.value_or("");
       veto.reason = call.problems[index].reason;
+      return {veto, {}, {}};
+    }
+    if (auto veto = unseen_veto(*file)) {
       return {veto, {}, {}};
     }
     if (call.what.role == ToolRole::move) {
@@ -623,10 +629,11 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
     return verdict;
   }
   const std::string& seen_text = *seen; // no text is kept before this returns
+  const std::string spelled = server_spelling(file);
   const bool text = now->traits.valid_utf8; // else a text view of it is lossy
   const auto describe = [&](const DiffBounds& bounds) {
-    const TextDiff diff = diff_texts(seen_text, *current, file + "\t(as you last saw it)",
-                                     file + "\t(on disk now)", bounds);
+    const TextDiff diff = diff_texts(seen_text, *current, spelled + "\t(as you last saw it)",
+                                     spelled + "\t(on disk now)", bounds);
     veto.diff = diff.text;
     veto.diff_complete = diff.complete && text;
     veto.counts_as_read = veto.diff_complete;
@@ -651,7 +658,7 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
         call.expected = m_disk.hash_of(rebased.value());
       }
       return carry_over(CarriedOver{CarriedOver::How::rebase, *veto.seen_hash, now->hash,
-                                    rebase_note(file, veto.cause, diff), veto.diff_complete,
+                                    rebase_note(spelled, veto.cause, diff), veto.diff_complete,
                                     std::move(rebased).value()});
     } else {
       veto.not_rebased = rebased.error().reason;
@@ -671,7 +678,7 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
         const TextDiff shown = diff_texts(*written, merged->text, "your content",
                                           "what was written", m_settings.diff_bounds);
         return carry_over(CarriedOver{CarriedOver::How::merge, *veto.seen_hash, now->hash,
-                                      merge_note(file, veto.cause, shown), shown.complete,
+                                      merge_note(spelled, veto.cause, shown), shown.complete,
                                       merged->text});
       }
     } else if (merged) {
@@ -721,9 +728,28 @@ void Guard::remember_own_write(const CallInFlight& call, const ContentHash& hash
   }
 }
 
-void Guard::refuse(const CallInFlight& call, const std::string& key, const Veto& veto,
-                   Outbox& out)
+std::string Guard::server_spelling(const std::string& file) const
 {
+  return m_paths.context().map.to_server(file);
+}
+
+std::optional<Veto> Guard::unseen_veto(const std::string& file) const
+{
+  for (const auto& unseen : m_paths.unseen()) {
+    if (!unseen.local.empty() && is_within(file, unseen.local)) {
+      Veto veto;
+      veto.code = VetoCode::not_visible;
+      veto.path = file;
+      veto.reason = unseen.server;
+      return veto;
+    }
+  }
+  return std::nullopt;
+}
+
+void Guard::refuse(const CallInFlight& call, const std::string& key, Veto veto, Outbox& out)
+{
+  veto.path = server_spelling(veto.path); // the agent knows the server's names
   out.to_client.push_back(veto_response(call.id, call.what.tool, veto, tool_names(tools())));
   m_ledger.close(Peer::upstream, key);
   if (m_settings.log_level >= LogLevel::info) {
@@ -993,7 +1019,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       // so only calls sent after it may rely on the result.
       nlohmann::ordered_json meta = {
         {"how", call.carried->how == CarriedOver::How::rebase ? "rebase" : "merge"},
-        {"path", file},
+        {"path", server_spelling(file)},
         {"seen_xxh3_128", to_hex(call.carried->seen)},
         {"current_xxh3_128", to_hex(call.carried->current)},
         {"diff_complete", call.carried->shows_whole},

@@ -218,7 +218,12 @@ private:
   void take_in_shown(Clock::time_point now);
   void remember_shown(ShownKnowledge shown);
   void remember_own_write(const CallInFlight& call, const ContentHash& hash);
-  void refuse(const CallInFlight& call, const std::string& key, const Veto& veto, Outbox& out);
+  void refuse(const CallInFlight& call, const std::string& key, Veto veto, Outbox& out);
+  // `file` (fsguard's canonical path) as the server spells it (path_map).
+  std::string server_spelling(const std::string& file) const;
+  // The veto of a change to `file` below a server directory fsguard cannot
+  // see; nothing if it can.
+  std::optional<Veto> unseen_veto(const std::string& file) const;
   void answer_error(const nlohmann::json& id, RpcError code, std::string_view message, Outbox& out);
   void audit(const CallInFlight& call, std::string_view decision, const std::optional<Veto>& veto,
              std::int64_t latency_us, Outbox& out) const;

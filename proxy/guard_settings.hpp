@@ -13,6 +13,7 @@
 #include "proxy/log.hpp"
 #include "proxy/text_diff.hpp"
 #include "tracker/kept_texts.hpp"
+#include "tracker/path_map.hpp"
 #include "tracker/tool_map.hpp"
 #include "tracker/tracker.hpp"
 
@@ -59,6 +60,8 @@ struct GuardSettings {
   std::optional<ToolMap> tools;
   // Directories every file tool is confined to (canonical); empty: no limit.
   std::vector<std::string> confine_to;
+  // How the server's paths name fsguard's files.
+  PathMap path_map;
   std::chrono::milliseconds call_timeout = k_default_call_timeout;
   // How many characters of a tool result each client shows the model, by
   // clientInfo.name, over the built-in table (see client_limits.hpp).

@@ -72,6 +72,7 @@ void ServerPaths::on_listing_result(const nlohmann::json& response, std::uint64_
   }
   m_allowed.confirm(*directories, asked_at);
   refresh_context();
+  look_for_unseen(*directories, out);
   out.say(LogLevel::debug,
           "the upstream's allowed directories: "
             + (directories->empty() ? std::string("(none)") : joined(*directories, ", "))
@@ -85,7 +86,9 @@ void ServerPaths::on_roots_result(const nlohmann::json& response, Outbox& out)
     return; // an error reply: the server keeps its directories
   }
   const auto current = m_allowed.latest();
-  if (current) {
+  if (current && m_context.map.empty()) {
+    // Roots are the client's paths; with a path_map the server sees other
+    // names, so only its own listing tells.
     m_allowed.expect(predict_root_directories(result, *current, m_disk, m_context.home,
                                               m_context.cwd));
   } else {
@@ -129,6 +132,47 @@ void ServerPaths::ask_for_listing(Outbox& out)
 void ServerPaths::refresh_context()
 {
   m_context.allowed_sets = m_allowed.possible();
+}
+
+void ServerPaths::set_path_map(PathMap map)
+{
+  m_context.map = std::move(map);
+}
+
+void ServerPaths::look_for_unseen(const DirectorySet& directories, Outbox& out)
+{
+  m_unseen.clear();
+  for (const auto& directory : directories) {
+    const auto local = m_context.map.to_local(lexically_normal(directory));
+    if (!local) {
+      m_unseen.push_back(UnseenDirectory{directory, ""});
+      continue;
+    }
+    const auto found = m_disk.stat(*local);
+    if (found && found->is_directory()) {
+      continue;
+    }
+    const auto canonical = canonical_path(m_disk, *local);
+    m_unseen.push_back(UnseenDirectory{directory, canonical ? *canonical : *local});
+  }
+  std::vector<std::string> names;
+  for (const auto& unseen : m_unseen) {
+    names.push_back(unseen.server);
+  }
+  if (names.empty() || names == m_unseen_told) {
+    m_unseen_told = std::move(names);
+    return;
+  }
+  m_unseen_told = names;
+  out.say(LogLevel::warn,
+          "the upstream's allowed directories " + joined(names, ", ")
+            + (m_context.map.empty() ? " do not exist on fsguard's side"
+                                     : " are not where fsguard's path_map says, or not in it")
+            + ", so fsguard cannot see those files and refuses every write to them. The "
+              "server runs where fsguard does not see its files (a container, or another "
+              "mount namespace): set \"path_map\" in fsguard's config to map each to the "
+              "directory fsguard sees it as, e.g. {\"/projects/app\": \"/home/me/app\"}. "
+              "fsguard --check-setup shows what fsguard sees.");
 }
 
 } // namespace fsguard

@@ -18,6 +18,14 @@
 
 namespace fsguard {
 
+// One of the server's allowed directories that fsguard cannot see on its
+// side: it does not exist there (or is not a directory), or path_map does
+// not say where it is. Writes below it are refused.
+struct UnseenDirectory {
+  std::string server; // as the server spells it
+  std::string local;  // fsguard's canonical spelling of it; "" when unmapped
+};
+
 // Ids of fsguard's own requests start with this; clients may not use it.
 inline constexpr std::string_view k_own_id_prefix = "fsguard/";
 
@@ -39,6 +47,12 @@ public:
 
   // What resolving a path depends on right now.
   const PathContext& context() const { return m_context; }
+
+  // Applies path_map: how the server's paths name fsguard's files.
+  void set_path_map(PathMap map);
+
+  // The allowed directories of the last listing that fsguard cannot see.
+  const std::vector<UnseenDirectory>& unseen() const { return m_unseen; }
 
   // The expectation for the client's tools/call of list_allowed_directories,
   // and the listing sequence to enter with it: its answer teaches fsguard.
@@ -76,6 +90,9 @@ public:
 
 private:
   void refresh_context();
+  // Finds which of `directories` fsguard cannot see, and says so once
+  // for each new finding.
+  void look_for_unseen(const DirectorySet& directories, Outbox& out);
 
   Disk& m_disk;
   Ledger& m_ledger;
@@ -84,6 +101,8 @@ private:
   bool m_detect = true; // choose the profile from the initialize result
   bool m_custom_tools = false;
   AllowedDirectories m_allowed;
+  std::vector<UnseenDirectory> m_unseen;
+  std::vector<std::string> m_unseen_told; // the server spellings last warned of
   int m_listings_in_flight = 0;
 };
 

@@ -175,6 +175,28 @@ Result<std::string, PathError> canonical_path(Disk& disk, std::string_view absol
   return resolved;
 }
 
+namespace {
+
+// The canonical path on fsguard's side of the server's absolute path
+// `server_path`, through `map`.
+Result<std::string, PathError> local_canonical_path(Disk& disk, std::string_view server_path,
+                                                    const PathMap& map)
+{
+  if (map.empty()) {
+    return canonical_path(disk, server_path);
+  }
+  const std::string normal = lexically_normal(server_path);
+  const auto local = map.to_local(normal);
+  if (!local) {
+    return PathError{"the server's path " + normal + " lies outside every directory of "
+                     "fsguard's path_map, so fsguard cannot see that file; add its directory "
+                     "to path_map"};
+  }
+  return canonical_path(disk, *local);
+}
+
+} // namespace
+
 Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
                                             const PathContext& context)
 {
@@ -182,7 +204,7 @@ Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
     return PathError{std::move(problem)};
   }
   if (raw.front() == '/') {
-    return canonical_path(disk, raw);
+    return local_canonical_path(disk, raw, context.map);
   }
   const bool home_relative = raw == "~" || raw.starts_with("~/");
   if (home_relative && !context.home) {
@@ -193,7 +215,7 @@ Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
     if (!absolute) {
       return PathError{"the server would refuse this path"};
     }
-    return canonical_path(disk, *absolute);
+    return local_canonical_path(disk, *absolute, context.map);
   }
   // "~" expands with Node's path.join, which keeps a relative $HOME (or ""
   // as ".") relative: the server then resolves it like any relative path.
@@ -213,7 +235,7 @@ Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
     if (!absolute) {
       return PathError{"the server would refuse this path"};
     }
-    auto canonical = canonical_path(disk, *absolute);
+    auto canonical = local_canonical_path(disk, *absolute, context.map);
     if (!canonical) {
       return canonical.error();
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tracker/disk.hpp"
+#include "tracker/path_map.hpp"
 #include "tracker/result.hpp"
 #include "tracker/server_filesystem.hpp"
 
@@ -33,8 +34,10 @@ struct PathContext {
   HomeDirectory home; // the upstream's os.homedir()
   std::string cwd;  // the upstream's working directory
   // The allowed-directory sets the server may be using right now; empty
-  // when fsguard does not know them.
+  // when fsguard does not know them. In the server's spelling.
   std::vector<DirectorySet> allowed_sets;
+  // How the server's paths name fsguard's files (path_map).
+  PathMap map;
 };
 
 // A spelling problem that stops fsguard from knowing which file `raw` names
@@ -54,8 +57,9 @@ bool is_within(std::string_view path, std::string_view directory);
 // matched as the upstream matches them), followed by the missing rest.
 Result<std::string, PathError> canonical_path(Disk& disk, std::string_view absolute);
 
-// The canonical path of the file that the path argument `raw` names, under
-// `context`. Fails when fsguard cannot tell for sure.
+// The canonical path (on fsguard's side, through `context.map`) of the file
+// that the path argument `raw` names, under `context`. Fails when fsguard
+// cannot tell for sure.
 Result<std::string, PathError> resolve_path(Disk& disk, std::string_view raw,
                                             const PathContext& context);
 

@@ -20,6 +20,7 @@ std::string_view to_string(VetoCode code)
   case VetoCode::outside_confinement: return "outside_confinement";
   case VetoCode::unknown_outcome: return "unknown_outcome";
   case VetoCode::lossy_read: return "lossy_read";
+  case VetoCode::not_visible: return "not_visible";
   }
   return "unknown";
 }
@@ -189,6 +190,15 @@ std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& 
     text += "an earlier change to " + veto.path + " through fsguard was cancelled or not "
             "answered in time, so nobody knows what the file holds now. Read it again, "
             "then retry.";
+    break;
+  case VetoCode::not_visible:
+    text += "the server's directory " + veto.reason + " is not visible to fsguard (it does "
+            "not exist on fsguard's side, or path_map does not say where it is), so fsguard "
+            "cannot tell whether this write to " + veto.path + " would overwrite content you "
+            "have not seen. The server runs where fsguard cannot see its files, such as a "
+            "container. This is a setup problem that retrying will not fix: tell the user to "
+            "set \"path_map\" in fsguard's config, mapping " + veto.reason + " to the "
+            "directory fsguard sees it as (fsguard --check-setup shows what fsguard sees).";
     break;
   case VetoCode::lossy_read:
     text += veto.path + " is not valid UTF-8, so reading it as text showed U+FFFD "

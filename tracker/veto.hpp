@@ -20,6 +20,7 @@ enum class VetoCode {
   outside_confinement, // the path lies outside the configured confine_to
   unknown_outcome,     // an earlier write through fsguard was cancelled or never answered
   lossy_read,          // not valid UTF-8: written as text, bytes would be lost
+  not_visible,         // below a server directory fsguard cannot see on its side
 };
 
 // The code as it appears in `_meta["fsguard/veto"].code`, e.g. "not_read".
@@ -31,6 +32,7 @@ struct Veto {
   VetoCode code = VetoCode::not_read;
   std::string path;
   std::string reason;            // unresolved_path / cannot_inspect: why;
+                                 // not_visible: the server's directory;
                                  // outside_confinement: the allowed directories;
                                  // partial_read: how the read was cut, if not head/tail
   std::int64_t seen_size = -1;   // size when last read or written by the agent

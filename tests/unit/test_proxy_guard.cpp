@@ -45,8 +45,10 @@ struct Session {
   Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
 
   // `server_version` "1.2.29" makes the server @agent-infra's fork.
+  // `listed`: the server's allowed directories, as it spells them.
   explicit Session(GuardSettings settings = {}, std::string client = "test-client",
-                   std::string server_version = "0.2.0")
+                   std::string server_version = "0.2.0",
+                   std::vector<std::string> listed = {"/ws"})
     : guard(disk, std::move(settings), "/home", "/ws")
   {
     disk.make_directory("/ws");
@@ -56,7 +58,7 @@ struct Session {
                        {"params", {{"clientInfo", {{"name", client}, {"version", "1"}}}}}}));
     answer(0, {{"serverInfo", {{"name", "secure-filesystem-server"}, {"version", server_version}}}});
     if (server_version == "0.2.0") {
-      list_directories({"/ws"});
+      list_directories(listed);
     }
   }
 
@@ -1210,5 +1212,59 @@ TEST_SUITE("guard: stale changes")
     s.now += std::chrono::seconds(1);
     s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
     CHECK(s.answered(3) == "changed");
+  }
+}
+
+TEST_SUITE("guard: servers that see other paths")
+{
+  const auto warned = [](const Outbox& out, const std::string& words) {
+    return std::any_of(out.log.begin(), out.log.end(), [&](const LogLine& line) {
+      return line.level == LogLevel::warn && line.text.find(words) != std::string::npos;
+    });
+  };
+
+  TEST_CASE("a server directory fsguard cannot see is said at once, and writes below it are refused")
+  {
+    Session s({}, "test-client", "0.2.0", {"/projects/app"});
+    CHECK(warned(s.out, "/projects/app do not exist on fsguard's side"));
+    CHECK(warned(s.out, "path_map"));
+    s.call(1, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "x\n"}});
+    CHECK(s.answered(1) == "not_visible");
+    const std::string text = s.client_text(1);
+    CAPTURE(text);
+    CHECK(text.find("path_map") != std::string::npos);
+    CHECK(text.find("/projects/app/a.txt") != std::string::npos);
+    s.call(2, "edit_file", {{"path", "a.txt"}, {"edits", nlohmann::json::array()}}); // relative
+    CHECK(s.answered(2) == "not_visible");
+    s.call(3, "list_directory", {{"path", "/projects/app"}}); // the rest passes
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
+  TEST_CASE("with path_map, the server's paths are guarded as the files fsguard sees")
+  {
+    GuardSettings settings;
+    settings.path_map = PathMap({PathMapping{"/projects/app", "/ws"}});
+    Session s(settings, "test-client", "0.2.0", {"/projects/app"});
+    CHECK_FALSE(warned(s.out, "fsguard's side"));
+    s.disk.write("/ws/a.txt", "one\n");
+    s.call(1, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "x\n"}});
+    REQUIRE(s.answered(1) == "not_read");
+    CHECK(s.client_text(1).find("/projects/app/a.txt already exists") != std::string::npos);
+    CHECK(s.client_line(1)["result"]["_meta"]["fsguard/veto"]["path"] == "/projects/app/a.txt");
+    s.call(2, "read_text_file", {{"path", "a.txt"}}); // relative: under the server's directory
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    s.answer(2, {{"content", {{{"type", "text"}, {"text", "one\n"}}}}});
+    s.call(3, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "two\n"}});
+    CHECK(s.answered(3) == "");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+    s.disk.write("/ws/a.txt", "two\n");
+    s.answer_text(3, "Successfully wrote to /projects/app/a.txt");
+    s.disk.write("/ws/a.txt", "outside\n");
+    s.call(4, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "four\n"}});
+    CHECK(s.answered(4) == "changed");
+    // A server path no entry maps cannot be seen: refused, never a new file.
+    s.call(5, "write_file", {{"path", "/elsewhere/b.txt"}, {"content", "x\n"}});
+    CHECK(s.answered(5) == "unresolved_path");
+    CHECK(s.client_text(5).find("outside every directory of fsguard's path_map") != std::string::npos);
   }
 }
