@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/check_setup.hpp"
 #include "proxy/config.hpp"
 #include "proxy/log.hpp"
 #include "proxy/options.hpp"
@@ -84,5 +85,8 @@ int main(int argc, char** argv)
   // EPIPE instead.
   ::signal(SIGPIPE, SIG_IGN);
   const auto command = options->upstream.empty() ? default_upstream_command() : options->upstream;
+  if (options->check_setup) {
+    return check_setup(*config, command, log);
+  }
   return run_session(inputs, *config, command, log);
 }

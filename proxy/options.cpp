@@ -48,6 +48,8 @@ Result<Options, std::string> parse_options(const std::vector<std::string>& argum
       options.check_config = *value;
     } else if (named("--print-config", "")) {
       options.print_config = true;
+    } else if (named("--check-setup", "")) {
+      options.check_setup = true;
     } else if (named("--print-profile", "")) {
       const auto value = value_of("--print-profile");
       if (!value || value->empty()) return std::string("--print-profile needs a profile name");
@@ -99,6 +101,10 @@ Options:
                          print a built-in profile (server-filesystem,
                          agent-infra-filesystem, desktop-commander): which tools
                          it guards, and why the others pass through; then exit
+      --check-setup      start the upstream, tell for each of its allowed
+                         directories whether fsguard sees it (the same path,
+                         through path_map, or not at all), then exit (0: all
+                         seen, 1: not)
   -h, --help             show this help
   -V, --version          show the version and the libraries fsguard was built with
 

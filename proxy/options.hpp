@@ -18,6 +18,7 @@ struct Options {
   bool version = false;
   std::optional<std::string> check_config; // validate this file and exit
   bool print_config = false;               // print the effective config and exit
+  bool check_setup = false;                // tell whether fsguard sees the upstream's directories
   std::optional<std::string> print_profile; // print this built-in profile and exit
   std::vector<std::string> upstream; // empty: the default upstream
 };

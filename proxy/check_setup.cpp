@@ -1,0 +1,276 @@
+#include "proxy/check_setup.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <nlohmann/json.hpp>
+
+#include "proxy/child_process.hpp"
+#include "proxy/message.hpp"
+#include "tracker/file_state.hpp"
+#include "tracker/path.hpp"
+#include "tracker/server_filesystem.hpp"
+
+namespace fsguard {
+
+namespace {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::use_awaitable;
+
+constexpr auto k_time_limit = std::chrono::seconds(30);
+constexpr std::size_t k_most_line_bytes = 64 * 1024 * 1024;
+
+// One JSON-RPC conversation with the upstream, one request at a time.
+class Conversation {
+public:
+  explicit Conversation(Upstream& upstream) : m_upstream(upstream) {}
+
+  awaitable<void> notify(const std::string& method)
+  {
+    nlohmann::json message = {{"jsonrpc", "2.0"}, {"method", method}};
+    co_await send(message);
+  }
+
+  // The upstream's answer to `method` with `params`.
+  awaitable<nlohmann::json> ask(const std::string& method, nlohmann::json params)
+  {
+    const int id = ++m_next_id;
+    nlohmann::json message = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+    co_await send(message);
+    for (;;) {
+      const auto length = co_await asio::async_read_until(
+        m_upstream.output, asio::dynamic_buffer(m_buffer, k_most_line_bytes), '\n', use_awaitable);
+      const auto message = nlohmann::json::parse(m_buffer.substr(0, length), nullptr, false);
+      m_buffer.erase(0, length);
+      if (message.is_object() && member(message, "id") == id && !message.contains("method")) {
+        co_return message;
+      }
+    }
+  }
+
+  // The text of a tools/call answer, if it is a result with one.
+  static std::optional<std::string> text_of(const nlohmann::json& answer)
+  {
+    const auto& result = member(answer, "result");
+    const auto& content = member(result, "content");
+    if (member(result, "isError") == true || !content.is_array() || content.empty()) {
+      return std::nullopt;
+    }
+    const auto& text = member(content.front(), "text");
+    return text.is_string() ? std::optional<std::string>(text.get<std::string>()) : std::nullopt;
+  }
+
+private:
+  awaitable<void> send(const nlohmann::json& message)
+  {
+    const std::string line = message.dump() + "\n";
+    co_await asio::async_write(m_upstream.input, asio::buffer(line), use_awaitable);
+  }
+
+  Upstream& m_upstream;
+  std::string m_buffer;
+  int m_next_id = 0;
+};
+
+// The seconds since the epoch of a JavaScript Date's toString(), e.g.
+// "Mon Nov 23 2026 08:39:57 GMT+0100 (Central European Standard Time)".
+std::optional<std::int64_t> javascript_date_seconds(const std::string& text)
+{
+  char weekday[4] = {};
+  char month_name[4] = {};
+  int day = 0, year = 0, hour = 0, minute = 0, second = 0, offset = 0;
+  char sign = '+';
+  if (std::sscanf(text.c_str(), "%3s %3s %d %d %d:%d:%d GMT%c%4d", weekday, month_name, &day,
+                  &year, &hour, &minute, &second, &sign, &offset)
+      != 9) {
+    return std::nullopt;
+  }
+  static constexpr std::string_view k_months = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  const auto at = k_months.find(month_name);
+  if (at == std::string_view::npos || at % 3 != 0) {
+    return std::nullopt;
+  }
+  std::tm when{};
+  when.tm_year = year - 1900;
+  when.tm_mon = static_cast<int>(at / 3);
+  when.tm_mday = day;
+  when.tm_hour = hour;
+  when.tm_min = minute;
+  when.tm_sec = second;
+  const std::int64_t offset_seconds = (offset / 100) * 3600 + (offset % 100) * 60;
+  return static_cast<std::int64_t>(timegm(&when)) - (sign == '-' ? -offset_seconds : offset_seconds);
+}
+
+// The value of `key` in get_file_info's "key: value" lines.
+std::optional<std::string> info_value(const std::string& info, const std::string& key)
+{
+  const std::string prefix = key + ": ";
+  for (std::size_t at = 0; at < info.size();) {
+    const auto end = info.find('\n', at);
+    const std::string line = info.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (line.starts_with(prefix)) {
+      return line.substr(prefix.size());
+    }
+    at = end == std::string::npos ? info.size() : end + 1;
+  }
+  return std::nullopt;
+}
+
+// The birth time of `path` on fsguard's side, in seconds, if the
+// filesystem keeps one.
+std::optional<std::int64_t> local_birth_seconds(const std::string& path)
+{
+  struct statx found{};
+  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_BTIME, &found) != 0
+      || (found.stx_mask & STATX_BTIME) == 0) {
+    return std::nullopt;
+  }
+  return found.stx_btime.tv_sec;
+}
+
+// One line of the report on the server's `directory`; sets `seen` false
+// when fsguard cannot see it.
+awaitable<std::string> check_directory(Conversation& upstream, const std::string& directory,
+                                       const PathMap& map, bool& seen)
+{
+  const auto local = map.to_local(lexically_normal(directory));
+  if (!local) {
+    seen = false;
+    co_return "  " + directory + ": NOT VISIBLE: no path_map entry holds it";
+  }
+  const std::string where =
+    *local == directory ? directory : directory + " -> " + *local + " (path_map)";
+  std::error_code error;
+  if (!std::filesystem::is_directory(*local, error)) {
+    seen = false;
+    co_return "  " + where + ": NOT VISIBLE: " + *local + " does not exist on fsguard's side"
+           + (error ? " (" + error.message() + ")" : std::string());
+  }
+  // The same directory has the same birth time on both sides; a birth
+  // time of 0 means the server's filesystem keeps none.
+  nlohmann::json info_params = {{"name", "get_file_info"}, {"arguments", {{"path", directory}}}};
+  const auto answer = co_await upstream.ask("tools/call", info_params);
+  const auto info = Conversation::text_of(answer);
+  const auto created = info ? info_value(*info, "created") : std::nullopt;
+  const auto server_born = created ? javascript_date_seconds(*created) : std::nullopt;
+  const auto local_born = local_birth_seconds(*local);
+  if (server_born && local_born && *server_born > 0 && *server_born != *local_born) {
+    seen = false;
+    co_return "  " + where + ": NOT THE SAME DIRECTORY: the server's was created " + *created
+           + ", fsguard's " + format_time(*local_born * 1'000'000'000LL);
+  }
+  if (server_born && local_born && *server_born > 0) {
+    co_return "  " + where + ": visible, the same directory (both were created "
+           + format_time(*local_born * 1'000'000'000LL) + ")";
+  }
+  co_return "  " + where + ": visible (fsguard cannot compare creation times here, so it "
+         "cannot confirm it is the server's directory)";
+}
+
+awaitable<int> run_check(Upstream& upstream, const Config& config)
+{
+  Conversation conversation(upstream);
+  nlohmann::json hello = {{"protocolVersion", "2025-06-18"},
+                          {"capabilities", nlohmann::json::object()},
+                          {"clientInfo", {{"name", "fsguard-check-setup"}, {"version", "1"}}}};
+  const auto initialized = co_await conversation.ask("initialize", hello);
+  const auto& server = member(member(initialized, "result"), "serverInfo");
+  if (!server.is_object()) {
+    std::printf("the upstream did not initialize: %s\n", initialized.dump().c_str());
+    co_return 1;
+  }
+  co_await conversation.notify("notifications/initialized");
+  std::printf("upstream: %s %s\n", member(server, "name").dump().c_str(),
+              member(server, "version").dump().c_str());
+  nlohmann::json listing_params = {{"name", "list_allowed_directories"},
+                                   {"arguments", nlohmann::json::object()}};
+  const auto listing = co_await conversation.ask("tools/call", listing_params);
+  const auto text = Conversation::text_of(listing);
+  const auto directories = text ? parse_allowed_directories(*text) : std::nullopt;
+  if (!directories) {
+    std::printf("the upstream does not list allowed directories (list_allowed_directories), so "
+                "fsguard cannot check them; writes are checked on the paths as the server spells "
+                "them.\n");
+    co_return 1;
+  }
+  std::printf("the upstream's allowed directories, as fsguard sees them:\n");
+  int unseen = 0;
+  for (const auto& directory : *directories) {
+    bool seen = true;
+    std::printf("%s\n", (co_await check_directory(conversation, directory, config.path_map, seen)).c_str());
+    unseen += seen ? 0 : 1;
+  }
+  if (unseen == 0) {
+    std::printf("fsguard sees every directory: it guards writes to them.\n");
+    co_return 0;
+  }
+  std::printf("fsguard cannot see %d of %zu directories and refuses every write below them. The "
+              "server runs where fsguard does not see its files (a container, or another mount "
+              "namespace): set \"path_map\" in fsguard's config to map each to the directory "
+              "fsguard sees it as, e.g. {\"/projects/app\": \"/home/me/app\"}.\n",
+              unseen, directories->size());
+  co_return 1;
+}
+
+} // namespace
+
+int check_setup(const Config& config, const std::vector<std::string>& command, Log& log)
+{
+  asio::io_context context;
+  auto started = start_upstream(context, command);
+  if (!started) {
+    log.error(started.error());
+    return 1;
+  }
+  Upstream upstream = std::move(started).value();
+  // The upstream's stderr is drained so that it never blocks on it.
+  asio::co_spawn(context, [&]() -> awaitable<void> {
+    std::string sink;
+    for (;;) {
+      sink.clear();
+      co_await asio::async_read_until(upstream.errors, asio::dynamic_buffer(sink), '\n', use_awaitable);
+    }
+  }, asio::detached);
+  std::optional<int> status;
+  asio::co_spawn(context, run_check(upstream, config), [&](std::exception_ptr failure, int result) {
+    if (failure) {
+      log.error("the upstream stopped answering before the check was done");
+      status = 1;
+    } else {
+      status = result;
+    }
+    context.stop();
+  });
+  context.run_for(k_time_limit);
+  if (!status) {
+    log.error("the upstream did not answer within " + std::to_string(k_time_limit.count()) + " s");
+    status = 1;
+  }
+  signal_upstream_group(upstream, SIGTERM);
+  for (int waited = 0; waited < 50 && upstream_group_alive(upstream); ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (upstream_group_alive(upstream)) {
+    signal_upstream_group(upstream, SIGKILL);
+  }
+  boost::system::error_code ignored;
+  upstream.process.wait(ignored);
+  return *status;
+}
+
+} // namespace fsguard
