@@ -1,8 +1,5 @@
 #include "proxy/check_setup.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -20,6 +17,7 @@
 
 #include "proxy/child_process.hpp"
 #include "proxy/message.hpp"
+#include "proxy/real_disk.hpp"
 #include "tracker/file_state.hpp"
 #include "tracker/path.hpp"
 #include "tracker/server_filesystem.hpp"
@@ -87,62 +85,6 @@ private:
   int m_next_id = 0;
 };
 
-// The seconds since the epoch of a JavaScript Date's toString(), e.g.
-// "Mon Nov 23 2026 08:39:57 GMT+0100 (Central European Standard Time)".
-std::optional<std::int64_t> javascript_date_seconds(const std::string& text)
-{
-  char weekday[4] = {};
-  char month_name[4] = {};
-  int day = 0, year = 0, hour = 0, minute = 0, second = 0, offset = 0;
-  char sign = '+';
-  if (std::sscanf(text.c_str(), "%3s %3s %d %d %d:%d:%d GMT%c%4d", weekday, month_name, &day,
-                  &year, &hour, &minute, &second, &sign, &offset)
-      != 9) {
-    return std::nullopt;
-  }
-  static constexpr std::string_view k_months = "JanFebMarAprMayJunJulAugSepOctNovDec";
-  const auto at = k_months.find(month_name);
-  if (at == std::string_view::npos || at % 3 != 0) {
-    return std::nullopt;
-  }
-  std::tm when{};
-  when.tm_year = year - 1900;
-  when.tm_mon = static_cast<int>(at / 3);
-  when.tm_mday = day;
-  when.tm_hour = hour;
-  when.tm_min = minute;
-  when.tm_sec = second;
-  const std::int64_t offset_seconds = (offset / 100) * 3600 + (offset % 100) * 60;
-  return static_cast<std::int64_t>(timegm(&when)) - (sign == '-' ? -offset_seconds : offset_seconds);
-}
-
-// The value of `key` in get_file_info's "key: value" lines.
-std::optional<std::string> info_value(const std::string& info, const std::string& key)
-{
-  const std::string prefix = key + ": ";
-  for (std::size_t at = 0; at < info.size();) {
-    const auto end = info.find('\n', at);
-    const std::string line = info.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    if (line.starts_with(prefix)) {
-      return line.substr(prefix.size());
-    }
-    at = end == std::string::npos ? info.size() : end + 1;
-  }
-  return std::nullopt;
-}
-
-// The birth time of `path` on fsguard's side, in seconds, if the
-// filesystem keeps one.
-std::optional<std::int64_t> local_birth_seconds(const std::string& path)
-{
-  struct statx found{};
-  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_BTIME, &found) != 0
-      || (found.stx_mask & STATX_BTIME) == 0) {
-    return std::nullopt;
-  }
-  return found.stx_btime.tv_sec;
-}
-
 // One line of the report on the server's `directory`; sets `seen` false
 // when fsguard cannot see it.
 awaitable<std::string> check_directory(Conversation& upstream, const std::string& directory,
@@ -166,13 +108,13 @@ awaitable<std::string> check_directory(Conversation& upstream, const std::string
   nlohmann::json info_params = {{"name", "get_file_info"}, {"arguments", {{"path", directory}}}};
   const auto answer = co_await upstream.ask("tools/call", info_params);
   const auto info = Conversation::text_of(answer);
-  const auto created = info ? info_value(*info, "created") : std::nullopt;
-  const auto server_born = created ? javascript_date_seconds(*created) : std::nullopt;
-  const auto local_born = local_birth_seconds(*local);
+  const auto server_born = info ? parse_created_seconds(*info) : std::nullopt;
+  const auto local_born = RealDisk().birth_seconds(*local);
   if (server_born && local_born && *server_born > 0 && *server_born != *local_born) {
     seen = false;
-    co_return "  " + where + ": NOT THE SAME DIRECTORY: the server's was created " + *created
-           + ", fsguard's " + format_time(*local_born * 1'000'000'000LL);
+    co_return "  " + where + ": NOT THE SAME DIRECTORY: the server's was created "
+           + format_time(*server_born * 1'000'000'000LL) + ", fsguard's "
+           + format_time(*local_born * 1'000'000'000LL);
   }
   if (server_born && local_born && *server_born > 0) {
     co_return "  " + where + ": visible, the same directory (both were created "

@@ -324,8 +324,9 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
   call.sent_at = sent_at;
   if (awaits_directories(call)) {
     // The server's allowed directories are in doubt: ask it, and hold the
-    // call rather than refuse a path that will resolve in a moment.
-    if (!m_paths.listing_in_flight()) {
+    // call rather than refuse a path that will resolve in a moment. (A
+    // probe's answer asks again if they still are.)
+    if (!m_paths.listing_in_flight() && !m_paths.probing()) {
       m_paths.ask_for_listing(out);
     }
     return {Outcome::waiting_for_directories, {}};
@@ -356,6 +357,9 @@ bool Guard::awaits_directories(const CallInFlight& call) const
   if (m_paths.context().rules != PathRules::server_filesystem
       || m_listings_for_waiting >= k_max_listings_for_waiting) {
     return false;
+  }
+  if (changes_files(call.what.role) && m_paths.probing()) {
+    return true; // whether fsguard sees the directories is being asked
   }
   return std::any_of(call.problems.begin(), call.problems.end(),
                      [](const PathError& problem) { return problem.directories_in_doubt; });
@@ -741,6 +745,10 @@ std::optional<Veto> Guard::unseen_veto(const std::string& file) const
       veto.code = VetoCode::not_visible;
       veto.path = file;
       veto.reason = unseen.server;
+      veto.cause = unseen.other ? "the directory fsguard sees under that name is another one "
+                                  "(the two were created at different times)"
+                                : "it does not exist on fsguard's side, or path_map does not say "
+                                  "where it is";
       return veto;
     }
   }
@@ -896,6 +904,10 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
     after_listing(out, now);
     return !own;
   }
+  case Expectation::own_probe:
+    m_paths.on_probe_result(nlohmann::json::parse(line, nullptr, false), answered.probed, out);
+    after_listing(out, now);
+    return false;
   case Expectation::guarded_call:
     break;
   }
@@ -1119,6 +1131,9 @@ void Guard::after_listing(Outbox& out, Clock::time_point now)
     m_listings_for_waiting = 0;
     return;
   }
+  if (m_paths.probing()) {
+    return; // the last probe's answer releases them
+  }
   // The server adopts new roots within milliseconds: ask again a few times
   // before giving up on the waiting calls.
   if (m_paths.in_doubt() && !m_paths.listing_in_flight()
@@ -1183,13 +1198,13 @@ void Guard::expire(Clock::time_point now, Outbox& out)
 void Guard::tick(Clock::time_point now, Outbox& out)
 {
   expire(now, out);
-  if (!m_paths.listing_in_flight()) {
+  if (!m_paths.listing_in_flight() && !m_paths.probing()) {
     m_listing_wait_since.reset();
   } else if (!m_listing_wait_since) {
     m_listing_wait_since = now;
   } else if (now - *m_listing_wait_since > k_listing_timeout) {
     out.say(LogLevel::warn, "the upstream did not answer fsguard's list_allowed_directories "
-                            "within 5 s; asking again");
+                            "or get_file_info within 5 s; asking again");
     m_paths.give_up_listings();
     m_listing_wait_since.reset();
     after_listing(out, now);
@@ -1233,6 +1248,10 @@ void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length
                              + " (" + sizes + ") and answered it with an error");
   if (answered.expect == Expectation::own_listing) {
     m_paths.listing_done();
+    return;
+  }
+  if (answered.expect == Expectation::own_probe) {
+    m_paths.probe_done();
     return;
   }
   if (answered.call && !answered.call->expired) {

@@ -29,6 +29,7 @@ enum class Expectation {
   own_listing,    // fsguard's list_allowed_directories: read, never relayed
   client_listing, // the client's list_allowed_directories: read and relayed
   roots,          // the client's answer to the server's roots/list
+  own_probe,      // fsguard's get_file_info of an allowed directory: never relayed
 };
 
 struct PendingRequest {
@@ -37,6 +38,7 @@ struct PendingRequest {
   std::string method;
   Expectation expect = Expectation::relay;
   std::uint64_t listing_sequence = 0;  // own_listing / client_listing
+  std::string probed;                  // own_probe: the server's directory
   std::optional<CallInFlight> call;    // guarded_call
   bool cancelled = false;              // the client cancelled it
 };

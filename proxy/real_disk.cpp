@@ -238,6 +238,16 @@ Result<Fingerprint, DiskError> RealDisk::fingerprint(const std::string& path)
   return DiskError{EAGAIN};
 }
 
+std::optional<std::int64_t> RealDisk::birth_seconds(const std::string& path)
+{
+  struct statx found{};
+  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_BTIME, &found) != 0
+      || (found.stx_mask & STATX_BTIME) == 0) {
+    return std::nullopt;
+  }
+  return found.stx_btime.tv_sec;
+}
+
 Result<std::string, DiskError> RealDisk::real_path(const std::string& path)
 {
   if (plain_absolute(path) && exists_without_symlinks(path).value_or(false)) {

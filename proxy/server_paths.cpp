@@ -145,16 +145,25 @@ void ServerPaths::look_for_unseen(const DirectorySet& directories, Outbox& out)
   for (const auto& directory : directories) {
     const auto local = m_context.map.to_local(lexically_normal(directory));
     if (!local) {
-      m_unseen.push_back(UnseenDirectory{directory, ""});
+      m_unseen.push_back(UnseenDirectory{directory, "", false});
       continue;
     }
     const auto found = m_disk.stat(*local);
-    if (found && found->is_directory()) {
-      continue;
-    }
     const auto canonical = canonical_path(m_disk, *local);
-    m_unseen.push_back(UnseenDirectory{directory, canonical ? *canonical : *local});
+    const std::string spelled = canonical ? *canonical : *local;
+    if (!found || !found->is_directory()) {
+      m_unseen.push_back(UnseenDirectory{directory, spelled, false});
+    } else if (m_other.contains(directory)) {
+      m_unseen.push_back(UnseenDirectory{directory, spelled, true});
+    } else if (!m_probed.contains(directory) && m_profile.tools.contains("get_file_info")) {
+      probe(directory, out);
+    }
   }
+  warn_of_unseen(out);
+}
+
+void ServerPaths::warn_of_unseen(Outbox& out)
+{
   std::vector<std::string> names;
   for (const auto& unseen : m_unseen) {
     names.push_back(unseen.server);
@@ -165,14 +174,57 @@ void ServerPaths::look_for_unseen(const DirectorySet& directories, Outbox& out)
   }
   m_unseen_told = names;
   out.say(LogLevel::warn,
-          "the upstream's allowed directories " + joined(names, ", ")
-            + (m_context.map.empty() ? " do not exist on fsguard's side"
-                                     : " are not where fsguard's path_map says, or not in it")
-            + ", so fsguard cannot see those files and refuses every write to them. The "
+          "fsguard cannot see the upstream's allowed directories " + joined(names, ", ")
+            + " (they do not exist on fsguard's side, are other directories of the same name, "
+              "or path_map does not say where they are), so it refuses every write to them. The "
               "server runs where fsguard does not see its files (a container, or another "
               "mount namespace): set \"path_map\" in fsguard's config to map each to the "
               "directory fsguard sees it as, e.g. {\"/projects/app\": \"/home/me/app\"}. "
               "fsguard --check-setup shows what fsguard sees.");
+}
+
+void ServerPaths::probe(const std::string& directory, Outbox& out)
+{
+  PendingRequest request;
+  request.from = Peer::fsguard;
+  request.id = std::string(k_own_id_prefix) + "directory-probe/" + std::to_string(++m_next_probe);
+  request.method = "tools/call";
+  request.expect = Expectation::own_probe;
+  request.probed = directory;
+  nlohmann::json message = {
+    {"jsonrpc", "2.0"},
+    {"id", request.id},
+    {"method", "tools/call"},
+    {"params", {{"name", "get_file_info"}, {"arguments", {{"path", directory}}}}},
+  };
+  const std::string key = id_key(request.id);
+  if (!m_ledger.open(key, std::move(request))) {
+    return; // cannot happen: the number never repeats
+  }
+  m_probed.insert(directory);
+  ++m_probes_in_flight;
+  out.to_upstream.push_back(message.dump() + "\n");
+}
+
+void ServerPaths::on_probe_result(const nlohmann::json& response, const std::string& directory,
+                                  Outbox& out)
+{
+  probe_done();
+  const auto& content = member(member(response, "result"), "content");
+  const auto& text = content.is_array() && !content.empty() ? member(content.front(), "text")
+                                                            : nlohmann::json();
+  const auto server_born =
+    text.is_string() ? parse_created_seconds(text.get_ref<const std::string&>()) : std::nullopt;
+  const auto local = m_context.map.to_local(lexically_normal(directory));
+  const auto local_born = local ? m_disk.birth_seconds(*local) : std::nullopt;
+  // A birth time of 0 is Node's for a filesystem that keeps none.
+  if (!server_born || !local_born || *server_born <= 0 || *server_born == *local_born) {
+    return;
+  }
+  m_other.insert(directory);
+  const auto canonical = canonical_path(m_disk, *local);
+  m_unseen.push_back(UnseenDirectory{directory, canonical ? *canonical : *local, true});
+  warn_of_unseen(out);
 }
 
 } // namespace fsguard

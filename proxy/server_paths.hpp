@@ -5,6 +5,7 @@
 // are pending is the ledger's business; this class reads their answers.
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,7 @@ namespace fsguard {
 struct UnseenDirectory {
   std::string server; // as the server spells it
   std::string local;  // fsguard's canonical spelling of it; "" when unmapped
+  bool other = false; // fsguard's directory of that name is another one
 };
 
 // Ids of fsguard's own requests start with this; clients may not use it.
@@ -53,6 +55,15 @@ public:
 
   // The allowed directories of the last listing that fsguard cannot see.
   const std::vector<UnseenDirectory>& unseen() const { return m_unseen; }
+
+  // Reads the upstream's answer to fsguard's get_file_info of its allowed
+  // `directory`: when both sides keep creation times and they differ, the
+  // directory fsguard sees under that name is another one.
+  void on_probe_result(const nlohmann::json& response, const std::string& directory, Outbox& out);
+  // fsguard's get_file_info of `directory` will never be answered.
+  void probe_done() { m_probes_in_flight -= m_probes_in_flight > 0 ? 1 : 0; }
+  // True while a probe of an allowed directory awaits its answer.
+  bool probing() const { return m_probes_in_flight > 0; }
 
   // The expectation for the client's tools/call of list_allowed_directories,
   // and the listing sequence to enter with it: its answer teaches fsguard.
@@ -86,13 +97,20 @@ public:
   void listing_done() { m_listings_in_flight -= m_listings_in_flight > 0 ? 1 : 0; }
   // Stops waiting for listings that went unanswered too long (a late
   // answer is still read): the next one can be asked.
-  void give_up_listings() { m_listings_in_flight = 0; }
+  void give_up_listings()
+  {
+    m_listings_in_flight = 0;
+    m_probes_in_flight = 0;
+  }
 
 private:
   void refresh_context();
   // Finds which of `directories` fsguard cannot see, and says so once
   // for each new finding.
   void look_for_unseen(const DirectorySet& directories, Outbox& out);
+  // Asks the upstream about its allowed `directory` (see on_probe_result).
+  void probe(const std::string& directory, Outbox& out);
+  void warn_of_unseen(Outbox& out);
 
   Disk& m_disk;
   Ledger& m_ledger;
@@ -103,6 +121,10 @@ private:
   AllowedDirectories m_allowed;
   std::vector<UnseenDirectory> m_unseen;
   std::vector<std::string> m_unseen_told; // the server spellings last warned of
+  std::set<std::string> m_probed;         // directories asked about (server spelling)
+  std::set<std::string> m_other;          // of those, the ones that are not fsguard's
+  int m_probes_in_flight = 0;
+  std::uint64_t m_next_probe = 0;
   int m_listings_in_flight = 0;
 };
 

@@ -37,6 +37,10 @@ public:
   // realpath() of `path`, which must exist.
   virtual Result<std::string, DiskError> real_path(const std::string& path) = 0;
 
+  // When `path` was created, in whole seconds since the epoch, if its
+  // filesystem keeps that.
+  virtual std::optional<std::int64_t> birth_seconds(const std::string& path) = 0;
+
   // The bytes of the regular file at `path`; EFBIG past max_hash_bytes().
   virtual Result<std::string, DiskError> read(const std::string& path) = 0;
 

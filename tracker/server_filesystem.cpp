@@ -1,6 +1,8 @@
 #include "tracker/server_filesystem.hpp"
 
 #include <cctype>
+#include <cstdio>
+#include <ctime>
 
 #include <nlohmann/json.hpp>
 
@@ -251,6 +253,61 @@ std::optional<DirectorySet> predict_root_directories(const nlohmann::json& resul
     }
   }
   return adopted.empty() ? current : adopted;
+}
+
+namespace {
+
+// The seconds since the epoch of a JavaScript Date's toString(), e.g.
+// "Mon Nov 23 2026 08:39:57 GMT+0100 (Central European Standard Time)".
+std::optional<std::int64_t> javascript_date_seconds(const std::string& text)
+{
+  char weekday[4] = {};
+  char month_name[4] = {};
+  int day = 0, year = 0, hour = 0, minute = 0, second = 0, offset = 0;
+  char sign = '+';
+  if (std::sscanf(text.c_str(), "%3s %3s %d %d %d:%d:%d GMT%c%4d", weekday, month_name, &day,
+                  &year, &hour, &minute, &second, &sign, &offset)
+      != 9) {
+    return std::nullopt;
+  }
+  static constexpr std::string_view k_months = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  const auto at = k_months.find(month_name);
+  if (at == std::string_view::npos || at % 3 != 0) {
+    return std::nullopt;
+  }
+  std::tm when{};
+  when.tm_year = year - 1900;
+  when.tm_mon = static_cast<int>(at / 3);
+  when.tm_mday = day;
+  when.tm_hour = hour;
+  when.tm_min = minute;
+  when.tm_sec = second;
+  const std::int64_t offset_seconds = (offset / 100) * 3600 + (offset % 100) * 60;
+  return static_cast<std::int64_t>(timegm(&when)) - (sign == '-' ? -offset_seconds : offset_seconds);
+}
+
+// The value of `key` in get_file_info's "key: value" lines.
+std::optional<std::string> info_value(std::string_view info, const std::string& key)
+{
+  const std::string prefix = key + ": ";
+  for (std::size_t at = 0; at < info.size();) {
+    const auto end = info.find('\n', at);
+    const std::string_view line =
+      info.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    if (line.starts_with(prefix)) {
+      return std::string(line.substr(prefix.size()));
+    }
+    at = end == std::string_view::npos ? info.size() : end + 1;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::int64_t> parse_created_seconds(std::string_view info)
+{
+  const auto created = info_value(info, "created");
+  return created ? javascript_date_seconds(*created) : std::nullopt;
 }
 
 } // namespace fsguard

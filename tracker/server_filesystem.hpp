@@ -44,6 +44,11 @@ std::optional<std::string> server_absolute_path(std::string_view raw, const Home
 // ("Allowed directories:\n/a\n/b"), or nothing if the text has another shape.
 std::optional<DirectorySet> parse_allowed_directories(std::string_view text);
 
+// The creation time, in seconds since the epoch, in the text of a
+// get_file_info result ("created: Mon Nov 23 2026 08:39:57 GMT+0100 (…)",
+// a JavaScript Date); nothing if absent or of another shape.
+std::optional<std::int64_t> parse_created_seconds(std::string_view info);
+
 // The allowed directories the server will adopt from a roots/list `result`
 // sent by the client, given its `current` ones: each file:// root that
 // resolves to a directory, in order; `current` if there are none, or if any

@@ -192,9 +192,10 @@ std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& 
             "then retry.";
     break;
   case VetoCode::not_visible:
-    text += "the server's directory " + veto.reason + " is not visible to fsguard (it does "
-            "not exist on fsguard's side, or path_map does not say where it is), so fsguard "
-            "cannot tell whether this write to " + veto.path + " would overwrite content you "
+    text += "the server's directory " + veto.reason + " is not visible to fsguard ("
+            + (veto.cause.empty() ? std::string("it does not exist on fsguard's side")
+                                  : veto.cause)
+            + "), so fsguard cannot tell whether this write to " + veto.path + " would overwrite content you "
             "have not seen. The server runs where fsguard cannot see its files, such as a "
             "container. This is a setup problem that retrying will not fix: tell the user to "
             "set \"path_map\" in fsguard's config, mapping " + veto.reason + " to the "

@@ -46,6 +46,12 @@ public:
   Result<FileStat, DiskError> stat(const std::string& path) override;
   Result<ContentDigest, DiskError> hash(const std::string& path) override;
   Result<std::string, DiskError> real_path(const std::string& path) override;
+  std::optional<std::int64_t> birth_seconds(const std::string& path) override
+  {
+    const auto found = births.find(path);
+    return found == births.end() ? std::nullopt : std::optional<std::int64_t>(found->second);
+  }
+  std::map<std::string, std::int64_t> births; // set by tests
   Result<std::string, DiskError> read(const std::string& path) override;
   ContentHash hash_of(std::string_view bytes) override { return fake_hash(std::string(bytes)); }
   Result<std::vector<std::string>, DiskError> list_directory(const std::string& path) override;

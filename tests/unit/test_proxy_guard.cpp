@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <ctime>
 #include <string>
 
 #include "fake_disk.hpp"
@@ -114,7 +115,7 @@ struct Session {
   }
 
   // Answers the listing fsguard asked for last with `directories`.
-  void list_directories(const std::vector<std::string>& directories)
+  void list_directories(const std::vector<std::string>& directories, bool then_probes = true)
   {
     REQUIRE_FALSE(out.to_upstream.empty());
     const auto asked = nlohmann::json::parse(out.to_upstream.back());
@@ -124,6 +125,31 @@ struct Session {
       text += "\n" + directory;
     }
     CHECK_FALSE(answer_text(asked["id"], text)); // fsguard's own: never relayed
+    if (then_probes) {
+      answer_probes();
+    }
+  }
+
+  // Answers fsguard's get_file_info probes of the allowed directories
+  // sent in the last step: created at `disk.births` of the directory, or
+  // at 0 (a filesystem that keeps no creation times), shifted by `shift`.
+  void answer_probes(std::int64_t shift = 0)
+  {
+    const auto sent = out.to_upstream;
+    for (const auto& line : sent) {
+      const auto asked = nlohmann::json::parse(line);
+      if (asked["params"]["name"] != "get_file_info") {
+        continue;
+      }
+      const std::string directory = asked["params"]["arguments"]["path"];
+      const auto born = disk.births.contains(directory) ? disk.births[directory] + shift : 0;
+      char created[64];
+      std::time_t when = static_cast<std::time_t>(born);
+      std::strftime(created, sizeof created, "%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)",
+                    std::gmtime(&when));
+      CHECK_FALSE(answer_text(asked["id"], std::string("size: 4096\ncreated: ") + created
+                                             + "\nisDirectory: true"));
+    }
   }
 
   // The upstream ids of the lines forwarded by the last step.
@@ -1226,7 +1252,7 @@ TEST_SUITE("guard: servers that see other paths")
   TEST_CASE("a server directory fsguard cannot see is said at once, and writes below it are refused")
   {
     Session s({}, "test-client", "0.2.0", {"/projects/app"});
-    CHECK(warned(s.out, "/projects/app do not exist on fsguard's side"));
+    CHECK(warned(s.out, "fsguard cannot see the upstream's allowed directories /projects/app"));
     CHECK(warned(s.out, "path_map"));
     s.call(1, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "x\n"}});
     CHECK(s.answered(1) == "not_visible");
@@ -1266,5 +1292,48 @@ TEST_SUITE("guard: servers that see other paths")
     s.call(5, "write_file", {{"path", "/elsewhere/b.txt"}, {"content", "x\n"}});
     CHECK(s.answered(5) == "unresolved_path");
     CHECK(s.client_text(5).find("outside every directory of fsguard's path_map") != std::string::npos);
+  }
+}
+
+TEST_SUITE("guard: servers that see other directories")
+{
+  const auto roots_to_srv = [](Session& s, std::int64_t born) {
+    s.disk.make_directory("/srv");
+    s.disk.births["/srv"] = born;
+    s.roots_changed("file:///srv");
+    s.list_directories({"/srv"}, false);
+    REQUIRE(s.out.to_upstream.size() == 1); // fsguard asks about the directory
+    CHECK(nlohmann::json::parse(s.out.to_upstream.front())["params"]["name"] == "get_file_info");
+  };
+
+  TEST_CASE("a directory of the server's name, created at another time, is another one: writes below it are refused")
+  {
+    Session s;
+    roots_to_srv(s, 1'700'000'000);
+    const auto probes = s.out;
+    s.call(1, "write_file", {{"path", "/srv/new.txt"}, {"content", "y\n"}});
+    CHECK(s.forwarded_ids().empty()); // waits for the answer
+    s.out = probes;
+    s.answer_probes(5); // the server's /srv was created 5 s later: another directory
+    CHECK(s.answered(1) == "not_visible");
+    const std::string text = s.client_text(1);
+    CAPTURE(text);
+    CHECK(text.find("is another one") != std::string::npos);
+    s.call(2, "write_file", {{"path", "/srv/other.txt"}, {"content", "y\n"}});
+    CHECK(s.answered(2) == "not_visible");
+  }
+
+  TEST_CASE("a directory created at the same time is the same, and one whose server keeps no creation time is taken as it is")
+  {
+    for (const std::int64_t shift : {std::int64_t{0}, std::int64_t{-1'700'000'000}}) {
+      Session s;
+      roots_to_srv(s, 1'700'000'000);
+      const auto probes = s.out;
+      s.call(1, "write_file", {{"path", "/srv/new.txt"}, {"content", "y\n"}});
+      CHECK(s.forwarded_ids().empty());
+      s.out = probes;
+      s.answer_probes(shift);
+      CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{1});
+    }
   }
 }
