@@ -172,7 +172,7 @@ fi
 step "configuring (cmake, RelWithDebInfo${tests[*]:+, ${tests[*]#-D}})"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tests[@]}" >&2 ||
   die "cmake configure failed"
-step "building (cmake --build build -j${FSGUARD_JOBS:-2} ${target[*]})"
+step "building (cmake --build build -j${FSGUARD_JOBS:-2}${target[*]:+ ${target[*]}})"
 cmake --build build -j"${FSGUARD_JOBS:-2}" "${target[@]}" >&2 || die "build failed"
 [[ -x build/fsguard ]] || die "build finished but build/fsguard is missing"
 step "done: build/fsguard"
