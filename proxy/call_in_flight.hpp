@@ -16,6 +16,18 @@
 
 namespace fsguard {
 
+// A change fsguard carried over to content the agent had not seen: a stale
+// edit applied to the current content, or a stale write merged with it.
+struct CarriedOver {
+  enum class How { rebase, merge };
+  How how = How::rebase;
+  ContentHash seen{};    // what the agent last saw
+  ContentHash current{}; // what was on disk when fsguard decided
+  std::string note;      // added to the answer for the agent
+  bool shows_whole = false; // the note's diff is complete: the agent knows the result whole
+  std::string result;    // what the change should leave (kept once it did)
+};
+
 struct CallInFlight {
   nlohmann::json id;
   GuardedCall what;
@@ -29,6 +41,10 @@ struct CallInFlight {
   // An edit whose result is its diff: the file's content as the check found
   // it (what the agent saw), to apply the diff to; none if unknown.
   std::optional<std::string> edit_base;
+  std::optional<CarriedOver> carried; // a stale change fsguard carried over
+  // A write's content as its raw JSON string, when small enough to keep
+  // once it is written: the agent knows it whole.
+  std::optional<std::string> written;
   std::uint64_t sent_at = 0; // the guard's moment when the client sent it
   std::chrono::steady_clock::time_point started{};
   bool expired = false; // no answer in time: it no longer holds other calls

@@ -10,6 +10,23 @@
 
 namespace fsguard {
 
+namespace {
+
+// `value` as a whole number from `low` to `high`, if it is one.
+std::optional<std::size_t> whole_number(const nlohmann::json& value, std::uint64_t low,
+                                        std::uint64_t high)
+{
+  if (!value.is_number_unsigned() || value.get<std::uint64_t>() < low
+      || value.get<std::uint64_t>() > high) {
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(value.get<std::uint64_t>());
+}
+
+constexpr std::uint64_t k_most_bytes = std::uint64_t{1} << 40;
+
+} // namespace
+
 Result<Config, std::string> parse_config(std::string_view text, std::string_view origin)
 {
   const std::string where(origin);
@@ -86,6 +103,27 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
         }
         config.client_result_limits[client] = limit.get<std::size_t>();
       }
+    } else if (key == "stale_edit") {
+      const auto stale = value.is_string() ? parse_stale_edit(value.get<std::string>()) : std::nullopt;
+      if (!stale) return where + ": \"stale_edit\" must be \"rebase\" or \"veto\"";
+      config.stale_edit = *stale;
+    } else if (key == "stale_write") {
+      const auto stale = value.is_string() ? parse_stale_write(value.get<std::string>()) : std::nullopt;
+      if (!stale) return where + ": \"stale_write\" must be \"veto\" or \"merge\"";
+      config.stale_write = *stale;
+    } else if (key == "kept_text_file_bytes" || key == "kept_text_total_bytes") {
+      const auto bytes = whole_number(value, 0, k_most_bytes);
+      if (!bytes) return where + ": \"" + key + "\" must be a whole number of bytes (0 keeps nothing)";
+      (key == "kept_text_file_bytes" ? config.kept_texts.file_bytes
+                                     : config.kept_texts.total_bytes) = *bytes;
+    } else if (key == "diff_max_lines") {
+      const auto lines = whole_number(value, 4, 100'000);
+      if (!lines) return where + ": \"diff_max_lines\" must be a whole number from 4 to 100000";
+      config.diff_bounds.max_lines = *lines;
+    } else if (key == "diff_max_bytes") {
+      const auto bytes = whole_number(value, 256, 16 * 1024 * 1024);
+      if (!bytes) return where + ": \"diff_max_bytes\" must be a whole number from 256 to 16777216";
+      config.diff_bounds.max_bytes = *bytes;
     } else if (key == "$schema") {
       config.sources.erase(key);
       continue; // editors use it to find the schema
@@ -168,6 +206,12 @@ nlohmann::ordered_json tool_json(const ToolSpec& spec)
   if (!spec.fallback_path_argument.empty()) entry["path_if_unset"] = spec.fallback_path_argument;
   if (!spec.content_is_file) entry["content_is_file"] = false;
   if (!spec.whole_if_status.empty()) entry["whole_if_status"] = spec.whole_if_status;
+  if (spec.edit_semantics != EditSemantics::unknown) {
+    // Reported, not configurable: a custom edit tool is never rebased.
+    entry["stale_edit_rebase"] = spec.edit_semantics == EditSemantics::first_exact_match
+                                   ? "first_exact_match"
+                                   : "first_exact_match_without_dollar";
+  }
   if (!spec.role_argument.empty()) {
     nlohmann::ordered_json roles = nlohmann::ordered_json::object();
     for (const auto& [value, role] : spec.role_by_value) {
@@ -191,6 +235,10 @@ GuardSettings guard_settings(const Config& config)
   settings.confine_to = config.confine_to;
   settings.call_timeout = config.call_timeout;
   settings.client_result_limits = config.client_result_limits;
+  settings.stale_edit = config.stale_edit;
+  settings.stale_write = config.stale_write;
+  settings.kept_texts = config.kept_texts;
+  settings.diff_bounds = config.diff_bounds;
   return settings;
 }
 
@@ -229,6 +277,12 @@ std::string describe_config(const Config& config)
     {"tools", tools},
     {"call_timeout_s", std::chrono::duration_cast<std::chrono::seconds>(config.call_timeout).count()},
     {"client_result_limits", config.client_result_limits},
+    {"stale_edit", to_string(config.stale_edit)},
+    {"stale_write", to_string(config.stale_write)},
+    {"kept_text_file_bytes", config.kept_texts.file_bytes},
+    {"kept_text_total_bytes", config.kept_texts.total_bytes},
+    {"diff_max_lines", config.diff_bounds.max_lines},
+    {"diff_max_bytes", config.diff_bounds.max_bytes},
   };
   nlohmann::ordered_json described = nlohmann::ordered_json::object();
   for (const auto& [key, value] : values.items()) {

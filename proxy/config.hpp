@@ -39,6 +39,10 @@ struct Config {
   // Characters of a tool result a client shows the model, by clientInfo.name,
   // over the built-in table.
   std::map<std::string, std::size_t, std::less<>> client_result_limits;
+  StaleEdit stale_edit = StaleEdit::rebase;
+  StaleWrite stale_write = StaleWrite::veto;
+  KeptTextBudget kept_texts; // the texts the agent saw whole, kept for diffs
+  DiffBounds diff_bounds;    // how much of a diff a veto or a note shows
   std::string file;      // the config file in force, if any
   std::string audit_log; // JSONL audit log path; empty: none
 };

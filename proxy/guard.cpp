@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "proxy/client_limits.hpp"
+#include "proxy/stale_change.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
 #include "tracker/unified_diff.hpp"
@@ -47,18 +48,33 @@ std::string_view result_text(const nlohmann::json& response)
                           : std::string_view();
 }
 
-std::string veto_response(const nlohmann::json& id, const std::string& tool, const Veto& veto)
+nlohmann::ordered_json hash_json(const std::optional<ContentHash>& hash)
 {
+  return hash ? nlohmann::ordered_json(to_hex(*hash)) : nlohmann::ordered_json();
+}
+
+std::string veto_response(const nlohmann::json& id, const std::string& tool, const Veto& veto,
+                          const ToolNames& names)
+{
+  nlohmann::ordered_json meta = {{"code", to_string(veto.code)}, {"tool", tool}, {"path", veto.path}};
+  if (veto.code == VetoCode::changed) {
+    meta["seen_xxh3_128"] = hash_json(veto.seen_hash);
+    meta["current_xxh3_128"] = hash_json(veto.current_hash);
+    meta["cause"] = veto.cause;
+    meta["diff_complete"] = !veto.diff.empty() && veto.diff_complete;
+    meta["counts_as_read"] = veto.counts_as_read;
+    if (!veto.conflict.empty()) {
+      meta["merge"] = "conflict";
+    }
+  }
   nlohmann::ordered_json response = {
     {"jsonrpc", "2.0"},
     {"id", id},
     {"result",
      {
-       {"content", {{{"type", "text"}, {"text", veto_text(tool, veto)}}}},
+       {"content", {{{"type", "text"}, {"text", veto_text(tool, veto, names)}}}},
        {"isError", true},
-       {"_meta",
-        {{"fsguard/veto",
-          {{"code", to_string(veto.code)}, {"tool", tool}, {"path", veto.path}}}}},
+       {"_meta", {{"fsguard/veto", meta}}},
      }},
   };
   return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -88,7 +104,8 @@ std::int64_t microseconds_since(std::chrono::steady_clock::time_point began)
 
 Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string cwd)
   : m_disk(disk), m_settings(std::move(settings)), m_tracker(disk),
-    m_paths(disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile)
+    m_paths(disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile),
+    m_kept(m_settings.kept_texts)
 {
   m_paths.set_custom_tools(m_settings.tools.has_value());
 }
@@ -97,6 +114,69 @@ void Guard::set_settings(GuardSettings settings)
 {
   m_settings = std::move(settings);
   m_paths.set_custom_tools(m_settings.tools.has_value());
+  m_kept.set_budget(m_settings.kept_texts);
+}
+
+void Guard::settle_reads()
+{
+  m_tracker.settle_reads();
+  // Decoded here, after the answer went on: the agent does not wait for it.
+  for (auto& shown : m_shown_texts) {
+    const SeenRecord* record = m_tracker.find(shown.file);
+    if (record == nullptr || record->extent != ReadExtent::whole
+        || (record->hash_state == HashState::known && m_kept.find(record->hash) != nullptr)) {
+      continue; // nothing to keep, or kept already (a file read again)
+    }
+    auto text = decoded_json_string(shown.raw, m_kept.budget().file_bytes);
+    if (!text) {
+      continue;
+    }
+    const ContentHash hash = m_disk.hash_of(*text);
+    if (record->hash_state == HashState::lost && shown.read) {
+      // The file changed before its hash was taken, but the text is what
+      // the agent saw, byte for byte where it was valid UTF-8 (elsewhere
+      // U+FFFD, which no later content matches by chance).
+      m_tracker.recover_seen(shown.file, hash, content_traits(*text));
+    }
+    // Kept only if it is exactly the content the record says the agent
+    // saw whole: what the answer showed or the agent wrote, and the disk held.
+    if (record->hash_state == HashState::known && hash == record->hash) {
+      keep_text(hash, std::move(*text));
+    }
+  }
+  m_shown_texts.clear();
+}
+
+void Guard::keep_text(const ContentHash& hash, std::string text)
+{
+  m_kept.keep(hash, std::move(text));
+}
+
+void Guard::remember_shown(ShownKnowledge shown)
+{
+  std::erase_if(m_shown_knowledge,
+                [&](const ShownKnowledge& earlier) { return earlier.file == shown.file; });
+  m_shown_knowledge.push_back(std::move(shown));
+  if (m_shown_knowledge.size() > k_shown_knowledge_kept) {
+    m_shown_knowledge.pop_front();
+  }
+}
+
+void Guard::take_in_shown(Clock::time_point now)
+{
+  while (!m_shown_knowledge.empty() && now - m_shown_knowledge.front().shown >= k_take_in_time) {
+    const ShownKnowledge shown = std::move(m_shown_knowledge.front());
+    m_shown_knowledge.pop_front();
+    if (!shown.version) {
+      m_tracker.make_known(shown.file, shown.hash, ++m_moment, shown.over);
+      continue;
+    }
+    const SeenRecord* record = m_tracker.find(shown.file);
+    if (record != nullptr && record->hash_state == HashState::known && record->hash == shown.hash
+        && record->known_since == shown.known_since) {
+      m_tracker.record_shown(shown.file, *shown.version, ++m_moment, shown.over);
+    }
+  }
 }
 
 const ToolMap& Guard::tools() const
@@ -182,6 +262,7 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
     out.to_upstream.push_back(std::move(line));
     return;
   }
+  take_in_shown(now); // what fsguard showed long enough ago comes before this call
   const std::uint64_t sent_at = ++m_moment;
   std::vector<const CallInFlight*> held_before; // a new call waits behind every held one
   for (const auto& held : m_held) {
@@ -371,21 +452,50 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
                   Clock::time_point now)
 {
   if (changes_files(call.what.role)) {
-    m_tracker.settle_reads(); // no change goes upstream while a read's hash is owed
+    settle_reads(); // no change goes upstream while a read's hash is owed
     const auto began = std::chrono::steady_clock::now();
-    const auto veto = decide_change(call);
+    Verdict verdict = decide_change(call, line);
     const auto latency_us = microseconds_since(began);
+    const auto& veto = verdict.veto;
     if (veto && m_settings.mode == Mode::enforce) {
       refuse(call, key, *veto, out);
       audit(call, "veto", veto, latency_us, out);
+      if (verdict.shown) {
+        // The agent will have seen every line of this version: what it read
+        // whole, and the complete diff. Calls that come once it could take
+        // the diff in may rely on it; until then the record stays.
+        const SeenRecord* record = m_tracker.find(verdict.shown->file);
+        remember_shown(ShownKnowledge{verdict.shown->file, now, verdict.shown->fingerprint,
+                                      record->hash, record->known_since, record->hash});
+        keep_text(verdict.shown->fingerprint.hash, std::move(verdict.shown->text));
+      }
       return;
     }
     if (veto && m_settings.mode == Mode::warn) {
-      out.say(LogLevel::warn,
-              "would refuse (warn mode lets it through): " + veto_text(call.what.tool, *veto));
+      out.say(LogLevel::warn, "would refuse (warn mode lets it through): "
+                                + veto_text(call.what.tool, *veto, tool_names(tools())));
     }
-    audit(call, veto ? (m_settings.mode == Mode::warn ? "warn" : "off") : "allow", veto,
-          latency_us, out);
+    if (call.carried) {
+      const bool rebase = call.carried->how == CarriedOver::How::rebase;
+      audit(call, rebase ? "rebase" : "merge", verdict.carried_over, latency_us, out);
+      if (m_settings.log_level >= LogLevel::info) {
+        out.say(LogLevel::info, std::string(rebase ? "rebased " : "merged ") + call.what.tool
+                                  + " onto a change made " + verdict.carried_over->cause + ": "
+                                  + verdict.carried_over->path);
+      }
+    } else {
+      audit(call, veto ? (m_settings.mode == Mode::warn ? "warn" : "off") : "allow", veto,
+            latency_us, out);
+    }
+    if (call.what.role == ToolRole::write && call.expected && !call.carried
+        && m_kept.budget().total_bytes > 0) {
+      // What the agent writes, it knows whole: kept once the write is done
+      // (decoded only then, by settle_reads()).
+      const auto raw = skim_content_argument(line);
+      if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
+        call.written = std::string(*raw);
+      }
+    }
   } else {
     for (auto& file : call.files) {
       if (file && server_refuses(*file)) {
@@ -400,7 +510,7 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
   out.to_upstream.push_back(std::move(line));
 }
 
-std::optional<Veto> Guard::decide_change(CallInFlight& call)
+Guard::Verdict Guard::decide_change(CallInFlight& call, std::string& line)
 {
   call.licensed_extent.assign(call.files.size(), ReadExtent::whole);
   for (std::size_t index = 0; index < call.files.size(); ++index) {
@@ -410,7 +520,7 @@ std::optional<Veto> Guard::decide_change(CallInFlight& call)
       veto.code = VetoCode::unresolved_path;
       veto.path = call.what.paths[index].raw.value_or("");
       veto.reason = call.problems[index].reason;
-      return veto;
+      return {veto, {}, {}};
     }
     if (call.what.role == ToolRole::move) {
       // The source loses nothing by moving. An existing destination is
@@ -420,7 +530,7 @@ std::optional<Veto> Guard::decide_change(CallInFlight& call)
         if (auto veto = m_tracker.check_write(*file, WriteKind::overwrite,
                                               m_settings.partial_read_allows_write,
                                               call.sent_at)) {
-          return veto;
+          return {veto, {}, {}};
         }
       }
       continue;
@@ -433,19 +543,188 @@ std::optional<Veto> Guard::decide_change(CallInFlight& call)
     }
     if (auto veto = m_tracker.check_write(*file, kind, m_settings.partial_read_allows_write,
                                           call.sent_at)) {
-      return veto;
+      if (veto->code == VetoCode::changed && call.files.size() == 1) {
+        return stale_change(call, line, *file, std::move(*veto));
+      }
+      return {veto, {}, {}};
+    }
+    if (kind == WriteKind::overwrite) {
+      if (auto veto = undoes_shown_change(call, line, *file)) {
+        return {veto, {}, {}};
+      }
     }
     if (call.what.result_is_diff) {
       call.edit_base = content_seen(*file);
     }
   }
-  return std::nullopt;
+  return {};
+}
+
+std::optional<Veto> Guard::undoes_shown_change(const CallInFlight& call, std::string_view line,
+                                               const std::string& file)
+{
+  const SeenRecord* record = m_tracker.find(file);
+  if (record == nullptr || !record->shown_over || call.sent_at >= record->shown_over->until) {
+    return std::nullopt;
+  }
+  const std::string* seen = m_kept.find(record->shown_over->hash);
+  const std::string* shown = m_kept.find(record->hash);
+  const auto raw = skim_content_argument(line);
+  const auto written =
+    raw ? decoded_json_string(*raw, m_kept.budget().file_bytes) : std::nullopt;
+  if (seen != nullptr && shown != nullptr && written && call.expected
+      && m_disk.hash_of(*written) == *call.expected) {
+    if (keeps_change(*seen, *shown, *written)) {
+      return std::nullopt;
+    }
+  }
+  Veto veto;
+  veto.code = VetoCode::changed;
+  veto.path = file;
+  veto.undoes_shown_change = true;
+  return veto;
+}
+
+Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const std::string& file,
+                                   Veto veto)
+{
+  Verdict verdict;
+  const SeenRecord* record = m_tracker.find(file);
+  if (record != nullptr && record->hash_state == HashState::known) {
+    veto.seen_hash = record->hash;
+  }
+  auto now = m_disk.fingerprint(file);
+  veto.cause = "outside fsguard";
+  if (now) {
+    veto.current_hash = now->hash;
+    veto.cause = cause_of(record, now->hash);
+  }
+  if (m_settings.mode != Mode::enforce) {
+    verdict.veto = std::move(veto); // let through: the agent is shown nothing
+    return verdict;
+  }
+  // What the agent saw, if it saw it whole and its text is kept; and the
+  // bytes on disk now, if the file held still while they were taken.
+  const std::string* seen =
+    record != nullptr && veto.seen_hash && record->extent == ReadExtent::whole
+        && record->whole_since != k_never
+      ? m_kept.find(record->hash)
+      : nullptr;
+  const std::size_t limit = m_kept.budget().file_bytes;
+  std::optional<std::string> current;
+  if (seen != nullptr && now && now->stat.size <= static_cast<std::int64_t>(limit)) {
+    auto bytes = m_disk.read(file);
+    if (bytes && m_disk.hash_of(*bytes) == now->hash) {
+      current = std::move(bytes).value();
+    }
+  }
+  if (current == std::nullopt) {
+    verdict.veto = std::move(veto);
+    return verdict;
+  }
+  const std::string& seen_text = *seen; // no text is kept before this returns
+  const bool text = now->traits.valid_utf8; // else a text view of it is lossy
+  const auto describe = [&](const DiffBounds& bounds) {
+    const TextDiff diff = diff_texts(seen_text, *current, file + "\t(as you last saw it)",
+                                     file + "\t(on disk now)", bounds);
+    veto.diff = diff.text;
+    veto.diff_complete = diff.complete && text;
+    veto.counts_as_read = veto.diff_complete;
+    return diff;
+  };
+  const TextDiff diff = describe(m_settings.diff_bounds);
+  const auto carry_over = [&](CarriedOver carried) {
+    call.carried = std::move(carried);
+    verdict.carried_over = std::move(veto);
+    return verdict;
+  };
+  if (text && call.what.role == ToolRole::edit
+      && m_settings.stale_edit == StaleEdit::rebase) {
+    const auto request = nlohmann::json::parse(line, nullptr, false);
+    const auto edits = text_edits(member(member(request, "params"), "arguments"));
+    if (!edits) {
+      veto.not_rebased = "its edits are not all {oldText, newText} strings";
+    } else if (auto rebased = rebase_edits(seen_text, *current, *edits,
+                                           call.what.edit_semantics)) {
+      call.edit_base = *current; // the upstream's diff applies to the current content
+      if (!call.what.result_is_diff) {
+        call.expected = m_disk.hash_of(rebased.value());
+      }
+      return carry_over(CarriedOver{CarriedOver::How::rebase, *veto.seen_hash, now->hash,
+                                    rebase_note(file, veto.cause, diff), veto.diff_complete,
+                                    std::move(rebased).value()});
+    } else {
+      veto.not_rebased = rebased.error().reason;
+    }
+  }
+  if (text && call.what.role == ToolRole::write
+      && m_settings.stale_write == StaleWrite::merge && call.expected) {
+    const auto raw = skim_content_argument(line);
+    const auto written = raw ? decoded_json_string(*raw, limit) : std::nullopt;
+    const auto merged = written && m_disk.hash_of(*written) == *call.expected
+                          ? merge_write(seen_text, *written, *current)
+                          : std::nullopt;
+    if (merged && merged->clean) {
+      if (auto rewritten = with_content(line, merged->text)) {
+        line = std::move(*rewritten);
+        call.expected = m_disk.hash_of(merged->text);
+        const TextDiff shown = diff_texts(*written, merged->text, "your content",
+                                          "what was written", m_settings.diff_bounds);
+        return carry_over(CarriedOver{CarriedOver::How::merge, *veto.seen_hash, now->hash,
+                                      merge_note(file, veto.cause, shown), shown.complete,
+                                      merged->text});
+      }
+    } else if (merged) {
+      // The change and the conflicts share the room of one veto, which
+      // clients must show whole.
+      const DiffBounds half{m_settings.diff_bounds.max_lines / 2,
+                            m_settings.diff_bounds.max_bytes / 2};
+      describe(half);
+      veto.conflict = conflict_hunks(merged->text, half);
+    }
+  }
+  if (veto.counts_as_read
+      && !client_shows_whole(veto_response(call.id, call.what.tool, veto, tool_names(tools())))) {
+    veto.counts_as_read = false; // the client cuts the veto: its diff is not seen whole
+  }
+  if (veto.counts_as_read) {
+    verdict.shown = ShownVersion{file, *now, std::move(*current)};
+  }
+  verdict.veto = std::move(veto);
+  return verdict;
+}
+
+bool Guard::client_shows_whole(std::string_view answer) const
+{
+  const auto limit = result_limit_for(m_client_name, m_settings.client_result_limits);
+  return !limit || answer.size() <= *limit;
+}
+
+std::string Guard::cause_of(const SeenRecord* record, const ContentHash& current) const
+{
+  for (auto own = m_own_writes.rbegin(); own != m_own_writes.rend(); ++own) {
+    if (own->hash == current && (record == nullptr || own->sent_at > record->known_since)) {
+      return "by your own " + own->tool + " of " + own->path + " through fsguard";
+    }
+  }
+  return "outside fsguard";
+}
+
+void Guard::remember_own_write(const CallInFlight& call, const ContentHash& hash)
+{
+  if (!call.files.front()) {
+    return;
+  }
+  m_own_writes.push_back(OwnWrite{hash, call.what.tool, *call.files.front(), call.sent_at});
+  if (m_own_writes.size() > k_own_writes_kept) {
+    m_own_writes.pop_front();
+  }
 }
 
 void Guard::refuse(const CallInFlight& call, const std::string& key, const Veto& veto,
                    Outbox& out)
 {
-  out.to_client.push_back(veto_response(call.id, call.what.tool, veto));
+  out.to_client.push_back(veto_response(call.id, call.what.tool, veto, tool_names(tools())));
   m_ledger.close(Peer::upstream, key);
   if (m_settings.log_level >= LogLevel::info) {
     out.say(LogLevel::info, "refused " + call.what.tool + " (" + std::string(to_string(veto.code))
@@ -468,7 +747,17 @@ void Guard::audit(const CallInFlight& call, std::string_view decision,
     fingerprint = {{"seen_size", veto->seen_size},
                    {"current_size", veto->current_size},
                    {"seen_at", format_time(veto->seen_at_ns)},
-                   {"current_mtime", format_time(veto->current_mtime_ns)}};
+                   {"current_mtime", format_time(veto->current_mtime_ns)},
+                   {"seen_xxh3_128", hash_json(veto->seen_hash)},
+                   {"current_xxh3_128", hash_json(veto->current_hash)},
+                   {"cause", veto->cause},
+                   {"diff_complete", !veto->diff.empty() && veto->diff_complete}};
+    if (call.carried) {
+      fingerprint["result_xxh3_128"] = to_hex(m_disk.hash_of(call.carried->result));
+    }
+    if (!veto->conflict.empty()) {
+      fingerprint["merge"] = "conflict";
+    }
   } else if (const SeenRecord* record = path.empty() ? nullptr : m_tracker.find(path);
              record != nullptr && record->hash_state == HashState::known) {
     fingerprint = {{"size", record->size}, {"xxh3_128", to_hex(record->hash)}};
@@ -597,17 +886,18 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
     }
     return true;
   }
-  record_answer(call, line, skimmed);
+  const bool relay = record_answer(call, line, skimmed, out, now);
   mark_busy(call, -1);
   release_held(out, now);
-  return true;
+  return relay;
 }
 
-void Guard::record_answer(const CallInFlight& call, std::string_view line,
-                          const SkimmedMessage& skimmed)
+bool Guard::record_answer(CallInFlight& call, std::string_view line,
+                          const SkimmedMessage& skimmed, Outbox& out, Clock::time_point now)
 {
   // Most answers only need their outcome, which a skim finds without
   // parsing megabytes of file content; the rest need the text.
+  bool relay = true;
   const bool is_read = call.what.role == ToolRole::read;
   const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty()
                           || (call.what.role == ToolRole::edit && call.what.result_is_diff);
@@ -622,7 +912,7 @@ void Guard::record_answer(const CallInFlight& call, std::string_view line,
     ok = succeeded(response) && (!is_read || shows_content(response));
   }
   if (!ok) {
-    return;
+    return true;
   }
   switch (call.what.role) {
   case ToolRole::read: {
@@ -658,38 +948,90 @@ void Guard::record_answer(const CallInFlight& call, std::string_view line,
                               call.what.view, reason, shown_at);
       }
     }
+    if (extent == ReadExtent::whole && !call.what.path_list && call.files.size() == 1
+        && call.files.front() && call.what.view == ReadView::utf8_text
+        && call.what.whole_if_status.empty() && m_kept.budget().total_bytes > 0) {
+      // The text exactly as the agent saw it, kept once settle_reads() has
+      // confirmed that it is the file's content.
+      const auto raw = skim_first_text(skimmed);
+      if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
+        m_shown_texts.push_back(ShownText{*call.files.front(), std::string(*raw), true});
+      }
+    }
     break;
   }
   case ToolRole::edit:
-    if (call.what.result_is_diff && call.files.front()) {
-      // What the edit should have left: its diff applied to what the agent
-      // saw. A writer that lands at the same moment is then not taken for
-      // the agent's own edit.
-      const auto expected =
-        call.edit_base ? apply_unified_diff(without_carriage_returns(*call.edit_base),
-                                            result_text(response))
-                       : std::nullopt;
-      if (!expected) {
-        m_tracker.mark_unknown(*call.files.front(),
-                               "fsguard could not confirm what the last " + call.what.tool
-                                 + " left in the file");
-        break;
-      }
-      m_tracker.finish_write(*call.files.front(), m_disk.hash_of(*expected),
-                             call.licensed_extent.empty() ? ReadExtent::partial
-                                                          : call.licensed_extent.front(),
-                             call.sent_at);
+  case ToolRole::write: {
+    if (!call.files.front()) {
       break;
     }
-    [[fallthrough]];
-  case ToolRole::write:
-    if (call.files.front()) {
-      m_tracker.finish_write(*call.files.front(), call.expected,
-                             call.licensed_extent.empty() ? ReadExtent::partial
-                                                          : call.licensed_extent.front(),
-                             call.sent_at);
+    const std::string& file = *call.files.front();
+    // What the change should have left, where fsguard can tell: a writer
+    // that lands at the same moment is then not taken for the agent.
+    std::optional<ContentHash> expected = call.expected;
+    std::optional<std::string> expected_text; // with the hash `expected`
+    if (call.what.role == ToolRole::edit && call.what.result_is_diff) {
+      // Its diff applied to the content the edit was decided on.
+      auto applied = call.edit_base ? apply_unified_diff(without_carriage_returns(*call.edit_base),
+                                                         result_text(response))
+                                    : std::nullopt;
+      if (!applied) {
+        m_tracker.mark_unknown(file, "fsguard could not confirm what the last " + call.what.tool
+                                       + " left in the file");
+        break;
+      }
+      expected = m_disk.hash_of(*applied);
+      expected_text = std::move(applied);
+    } else if (call.carried) {
+      expected_text = call.carried->result; // its hash is `expected`
+    }
+    ReadExtent extent =
+      call.licensed_extent.empty() ? ReadExtent::partial : call.licensed_extent.front();
+    std::uint64_t known_since = call.sent_at;
+    if (call.carried) {
+      // The agent learns of the other change from the note on this answer,
+      // so only calls sent after it may rely on the result.
+      nlohmann::ordered_json meta = {
+        {"how", call.carried->how == CarriedOver::How::rebase ? "rebase" : "merge"},
+        {"path", file},
+        {"seen_xxh3_128", to_hex(call.carried->seen)},
+        {"current_xxh3_128", to_hex(call.carried->current)},
+        {"diff_complete", call.carried->shows_whole},
+      };
+      auto noted = with_note(line, call.carried->note, "fsguard/stale", meta);
+      if (!noted) {
+        m_tracker.mark_unknown(file, "fsguard could not tell you how it carried your last "
+                                       + call.what.tool + " over to a change made elsewhere");
+        break;
+      }
+      if (!call.carried->shows_whole || !client_shows_whole(*noted)) {
+        extent = ReadExtent::partial; // the note's diff is cut, or the client cuts the note
+      }
+      out.to_client.push_back(std::move(*noted)); // before any call released after it
+      relay = false;
+      known_since = k_not_yet; // see take_in_shown()
+    }
+    m_tracker.finish_write(file, expected, extent, known_since);
+    if (known_since == k_not_yet) {
+      if (const SeenRecord* record = m_tracker.find(file); record != nullptr) {
+        remember_shown(ShownKnowledge{file, now, std::nullopt, record->hash, k_not_yet,
+                                      call.carried->seen});
+      }
+    }
+    if (expected) {
+      remember_own_write(call, *expected);
+    }
+    const SeenRecord* record = m_tracker.find(file);
+    if (record != nullptr && record->hash_state == HashState::known
+        && record->extent == ReadExtent::whole) {
+      if (expected_text && expected == record->hash) {
+        keep_text(record->hash, std::move(*expected_text));
+      } else if (call.written) {
+        m_shown_texts.push_back(ShownText{file, std::move(*call.written), false});
+      }
     }
     break;
+  }
   case ToolRole::move:
     if (call.files.size() == 2 && call.files[0] && call.files[1]) {
       m_tracker.finish_move(*call.files[0], *call.files[1]);
@@ -698,6 +1040,7 @@ void Guard::record_answer(const CallInFlight& call, std::string_view line,
   case ToolRole::other:
     break;
   }
+  return relay;
 }
 
 void Guard::mark_busy(const CallInFlight& call, int delta)

@@ -20,10 +20,18 @@
 #include "proxy/message.hpp"
 #include "proxy/outbox.hpp"
 #include "proxy/server_paths.hpp"
+#include "tracker/kept_texts.hpp"
 #include "tracker/tool_map.hpp"
 #include "tracker/tracker.hpp"
 
 namespace fsguard {
+
+// How long an agent takes at least to act on what fsguard showed it in its
+// own texts (a veto's diff, a note on a rebase or a merge): a call that
+// reaches fsguard sooner was written before the agent could take it in
+// (the calls of one model turn, sent together or one after another), so
+// that text does not license it.
+inline constexpr std::chrono::milliseconds k_take_in_time{250};
 
 class Guard {
 public:
@@ -61,7 +69,9 @@ public:
 
   // Takes the upstream's answer `line` to `key`, already `skimmed`; may
   // release held calls into `out`. Returns false if the answer must not
-  // reach the client. Parses the line fully only when its content matters.
+  // reach the client as it is: it is dropped, or `out` carries fsguard's
+  // version of it (a stale change fsguard carried over, with a note for the
+  // agent). Parses the line fully only when its content matters.
   bool on_upstream_response(const std::string& key, std::string_view line,
                             const SkimmedMessage& skimmed, Outbox& out,
                             Clock::time_point now = Clock::now());
@@ -73,8 +83,10 @@ public:
                                   Outbox& out);
 
   // Hashes the files of reads whose responses have just been forwarded
-  // (see Tracker::settle_reads): the agent's wait does not include it.
-  void settle_reads() { m_tracker.settle_reads(); }
+  // (see Tracker::settle_reads), and keeps the texts those reads showed
+  // whole where they match the files' hashes: the agent's wait does not
+  // include it.
+  void settle_reads();
 
   // Guarded calls unanswered for longer than the call timeout at `now`
   // stop holding back the calls behind them; their files need a new read.
@@ -101,6 +113,9 @@ public:
   // The tracker's record of `path` (tests and diagnostics).
   const SeenRecord* record(const std::string& path) const { return m_tracker.find(path); }
 
+  // The texts kept of what the agent saw whole (tests and diagnostics).
+  const KeptTexts& kept_texts() const { return m_kept; }
+
 private:
   struct Held {
     std::string line;
@@ -114,6 +129,48 @@ private:
   };
 
   enum class Outcome { ran, held, waiting_for_directories };
+  // A version of a file fsguard showed the agent in full (a veto's complete
+  // diff over what it read whole).
+  struct ShownVersion {
+    std::string file;
+    Fingerprint fingerprint;
+    std::string text;
+  };
+  // What the check of a change found: a veto, or none; the veto a stale
+  // change would have had when fsguard carried it over instead.
+  struct Verdict {
+    std::optional<Veto> veto;
+    std::optional<ShownVersion> shown; // the veto shows the agent this version
+    std::optional<Veto> carried_over;  // rebased or merged despite this
+  };
+  // A text a whole read showed (`read`) or the agent wrote, as its raw
+  // JSON string, kept once the file's hash confirms it.
+  struct ShownText {
+    std::string file;
+    std::string raw;
+    bool read = false;
+  };
+  // What fsguard showed the agent of `file` in its own text at `shown`,
+  // which licenses calls that arrive k_take_in_time later: a veto's diff
+  // shows `version` (applied if the record is still the one it was shown
+  // against, `hash` known since `known_since`); a note shows the record
+  // `hash`, which awaits its moment (k_not_yet). Either is over `over`, the
+  // version the agent had seen whole before.
+  struct ShownKnowledge {
+    std::string file;
+    Clock::time_point shown{};
+    std::optional<Fingerprint> version;
+    ContentHash hash{};
+    std::uint64_t known_since = 0;
+    ContentHash over{};
+  };
+  // A write of the agent's through fsguard that left a known content.
+  struct OwnWrite {
+    ContentHash hash{};
+    std::string tool;
+    std::string path;
+    std::uint64_t sent_at = 0;
+  };
   struct Attempt {
     Outcome outcome = Outcome::ran;
     std::optional<CallInFlight> call; // held: as described now
@@ -139,13 +196,37 @@ private:
   std::optional<std::string> content_seen(const std::string& file);
   void start(std::string line, CallInFlight call, const std::string& key, Outbox& out,
              Clock::time_point now);
-  std::optional<Veto> decide_change(CallInFlight& call);
+  // Decides the change `call` (raw request `line`, rewritten when a stale
+  // write is merged).
+  Verdict decide_change(CallInFlight& call, std::string& line);
+  // The veto of a whole-file write of `file` (raw request `line`) that
+  // would undo a change the agent knows only from fsguard's own text, and
+  // may have written before it took that text in; nothing if it keeps it.
+  std::optional<Veto> undoes_shown_change(const CallInFlight& call, std::string_view line,
+                                          const std::string& file);
+  // The `veto` of a change of `file` that changed since the agent saw it,
+  // made into what the agent can act on: the diff, a rebase or a merge.
+  Verdict stale_change(CallInFlight& call, std::string& line, const std::string& file,
+                       Veto veto);
+  // Whether the client shows the model all of `answer` (see client_limits).
+  bool client_shows_whole(std::string_view answer) const;
+  // Who made the change from the agent's `record` to `current`.
+  std::string cause_of(const SeenRecord* record, const ContentHash& current) const;
+  void keep_text(const ContentHash& hash, std::string text);
+  // Records what fsguard showed the agent in its own texts, once
+  // k_take_in_time has passed at `now`.
+  void take_in_shown(Clock::time_point now);
+  void remember_shown(ShownKnowledge shown);
+  void remember_own_write(const CallInFlight& call, const ContentHash& hash);
   void refuse(const CallInFlight& call, const std::string& key, const Veto& veto, Outbox& out);
   void answer_error(const nlohmann::json& id, RpcError code, std::string_view message, Outbox& out);
   void audit(const CallInFlight& call, std::string_view decision, const std::optional<Veto>& veto,
              std::int64_t latency_us, Outbox& out) const;
-  void record_answer(const CallInFlight& call, std::string_view line,
-                     const SkimmedMessage& skimmed);
+  // Records what `call`'s answer `line` showed or changed. Returns false
+  // when `out` carries fsguard's version of the answer instead (a note on
+  // a stale change it carried over).
+  bool record_answer(CallInFlight& call, std::string_view line, const SkimmedMessage& skimmed,
+                     Outbox& out, Clock::time_point now);
   void mark_busy(const CallInFlight& call, int delta);
   void release_held(Outbox& out, Clock::time_point now);
   void after_listing(Outbox& out, Clock::time_point now);
@@ -165,6 +246,12 @@ private:
     int moves = 0;
   };
   std::unordered_map<std::string, Busy> m_busy; // canonical path -> calls in flight
+  KeptTexts m_kept;
+  std::vector<ShownText> m_shown_texts;          // reads' texts, until their hashes settle
+  std::deque<OwnWrite> m_own_writes;             // the latest, to name the cause of a change
+  std::deque<ShownKnowledge> m_shown_knowledge;  // at most one a file
+  static constexpr std::size_t k_shown_knowledge_kept = 256;
+  static constexpr std::size_t k_own_writes_kept = 64;
   int m_moves_in_flight = 0;
   std::deque<Held> m_held;
   // Listings asked for calls awaiting the directories, and how many at most

@@ -20,4 +20,28 @@ std::string_view to_string(Mode mode)
   return "enforce";
 }
 
+std::optional<StaleEdit> parse_stale_edit(std::string_view name)
+{
+  if (name == "rebase") return StaleEdit::rebase;
+  if (name == "veto") return StaleEdit::veto;
+  return std::nullopt;
+}
+
+std::string_view to_string(StaleEdit stale_edit)
+{
+  return stale_edit == StaleEdit::rebase ? "rebase" : "veto";
+}
+
+std::optional<StaleWrite> parse_stale_write(std::string_view name)
+{
+  if (name == "veto") return StaleWrite::veto;
+  if (name == "merge") return StaleWrite::merge;
+  return std::nullopt;
+}
+
+std::string_view to_string(StaleWrite stale_write)
+{
+  return stale_write == StaleWrite::merge ? "merge" : "veto";
+}
+
 } // namespace fsguard

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "proxy/log.hpp"
+#include "proxy/text_diff.hpp"
+#include "tracker/kept_texts.hpp"
 #include "tracker/tool_map.hpp"
 #include "tracker/tracker.hpp"
 
@@ -24,6 +26,24 @@ enum class Mode {
 
 std::optional<Mode> parse_mode(std::string_view name);
 std::string_view to_string(Mode mode);
+
+// What becomes of an edit of a file that changed since the agent saw it.
+enum class StaleEdit {
+  rebase, // applied to the current content when it cannot touch the change
+  veto,   // refused, with the diff of the change
+};
+
+// What becomes of a whole-file write of a file that changed since the
+// agent saw it.
+enum class StaleWrite {
+  veto,  // refused, with the diff of the change
+  merge, // merged three ways with the change; refused on a conflict
+};
+
+std::optional<StaleEdit> parse_stale_edit(std::string_view name);
+std::string_view to_string(StaleEdit stale_edit);
+std::optional<StaleWrite> parse_stale_write(std::string_view name);
+std::string_view to_string(StaleWrite stale_write);
 
 // How long a guarded call may go unanswered before it stops holding back
 // the calls behind it on the same file.
@@ -43,6 +63,12 @@ struct GuardSettings {
   // How many characters of a tool result each client shows the model, by
   // clientInfo.name, over the built-in table (see client_limits.hpp).
   std::map<std::string, std::size_t, std::less<>> client_result_limits;
+  StaleEdit stale_edit = StaleEdit::rebase;
+  StaleWrite stale_write = StaleWrite::veto;
+  // The memory for the texts the agent saw whole (diffs, rebases, merges).
+  KeptTextBudget kept_texts;
+  // How much of a diff a veto or a note shows.
+  DiffBounds diff_bounds;
 };
 
 } // namespace fsguard

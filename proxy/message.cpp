@@ -1,6 +1,7 @@
 #include "proxy/message.hpp"
 
 #include "proxy/json_reader.hpp"
+#include "proxy/json_string.hpp"
 #include "proxy/real_disk.hpp"
 #include "tracker/unicode.hpp"
 
@@ -133,6 +134,23 @@ public:
       return false;
     }
     return at_end_after_space();
+  }
+
+  // The raw text of the first element of the array `m_text` holds; false
+  // if it is not an array or is empty.
+  bool first_element(std::string_view& element)
+  {
+    skip_space();
+    if (!consume('[')) {
+      return false;
+    }
+    skip_space();
+    const std::size_t start = m_at;
+    if (at_end() || m_text[m_at] == ']' || !skip_value()) {
+      return false;
+    }
+    element = m_text.substr(start, m_at - start);
+    return true;
   }
 
   SkimmedMessage run()
@@ -520,6 +538,72 @@ std::string_view trailing_id(std::string_view tail)
   }
   return before > 0 && (tail[before - 1] == ',' || tail[before - 1] == '{') ? value
                                                                               : std::string_view();
+}
+
+namespace {
+
+// The raw value of member `key` of the raw JSON object `object`, when it
+// has exactly one such member.
+std::optional<std::string_view> skim_member(std::string_view object, std::string_view key)
+{
+  std::string_view found;
+  int count = 0;
+  if (!Skimmer(object).walk([&](std::string_view name, std::string_view value) {
+        if (name == key) {
+          found = value;
+          ++count;
+        }
+      })
+      || count != 1) {
+    return std::nullopt;
+  }
+  return found;
+}
+
+} // namespace
+
+std::optional<std::string> decoded_json_string(std::string_view raw, std::size_t max_bytes)
+{
+  if (raw.size() < 2 || raw.front() != '"' || raw.size() > max_raw_json_string(max_bytes)) {
+    return std::nullopt;
+  }
+  std::string text;
+  text.reserve(raw.size()); // at most as long as the raw string
+  StringSink sink(text);
+  const char* end = raw.data() + raw.size();
+  if (decode_json_string(raw.data() + 1, end, sink) != end || text.size() > max_bytes) {
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<std::string_view> skim_first_text(const SkimmedMessage& response)
+{
+  if (!response.is_json_object || response.has_error || response.results != 1) {
+    return std::nullopt;
+  }
+  const auto content = skim_member(response.raw_result, "content");
+  std::string_view block;
+  if (!content || !Skimmer(*content).first_element(block)) {
+    return std::nullopt;
+  }
+  const auto type = skim_member(block, "type");
+  const auto text = skim_member(block, "text");
+  if (!type || *type != "\"text\"" || !text || !text->starts_with('"')) {
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<std::string_view> skim_content_argument(std::string_view line)
+{
+  const auto params = skim_member(line, "params");
+  const auto arguments = params ? skim_member(*params, "arguments") : std::nullopt;
+  const auto content = arguments ? skim_member(*arguments, "content") : std::nullopt;
+  if (!content || !content->starts_with('"')) {
+    return std::nullopt;
+  }
+  return content;
 }
 
 const nlohmann::json& member(const nlohmann::json& object, const char* key)

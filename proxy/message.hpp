@@ -88,6 +88,29 @@ std::optional<bool> skim_shows_content(const SkimmedMessage& response);
 // the tail does not end that way.
 std::string_view trailing_id(std::string_view tail);
 
+// The raw JSON string (quotes included) of T, when the first block of the
+// skimmed tool result's content array is {"type": "text", "text": T};
+// nothing otherwise, or when only a full parse could tell (escaped or
+// repeated keys). Decode it with decoded_json_string().
+std::optional<std::string_view> skim_first_text(const SkimmedMessage& response);
+
+// The raw JSON string of params.arguments.content in the client request
+// `line` (with or without its newline), when it is a string; as for
+// skim_first_text().
+std::optional<std::string_view> skim_content_argument(std::string_view line);
+
+// The raw JSON string `raw` (quotes included) decoded, when it decodes to at
+// most `max_bytes` bytes; nothing if it is longer, malformed, or needs the
+// full parser (invalid UTF-8, lone surrogates: see decode_json_string).
+std::optional<std::string> decoded_json_string(std::string_view raw, std::size_t max_bytes);
+
+// The most bytes the raw JSON string of a text decoding to `max_bytes`
+// bytes can take (an escape takes at most 6 bytes for 1).
+constexpr std::size_t max_raw_json_string(std::size_t max_bytes)
+{
+  return 6 * max_bytes + 2;
+}
+
 // The member `key` of `object`, or a null value if `object` is not an
 // object or has no such member (never inserts, unlike operator[]).
 const nlohmann::json& member(const nlohmann::json& object, const char* key);

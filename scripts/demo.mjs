@@ -246,31 +246,51 @@ async function main() {
     // 5. stale write
     begin('The agent writes notes.txt again, from its now outdated copy (a stale write).');
     const stale = `${agentV1}- tea\n`;
-    expectVeto(await agentWrites(stale), 'changed');
+    r = await agentWrites(stale);
+    expectVeto(r, 'changed');
+    const veto = r._meta['fsguard/veto'];
+    expect(textOf(r).includes('+- bread (added by Sam)') && veto.counts_as_read === true,
+      'the veto to show the person\'s line in its diff, and to count as a read', describe(r));
     expectDisk(notes, person, 'still the person\'s version');
-    ok('the person\'s edit survived: bread is still on the list.');
+    ok('the person\'s edit survived, and the veto showed the agent exactly what changed.');
 
-    // 6. read again
-    begin('The agent reads notes.txt again.');
-    r = await agentReads();
-    expectAccepted(r, 'passed the call on; the server returned:');
-    showContent(textOf(r));
-    expect(textOf(r) === person, `the read to return ${quote(person)}`, `it returned ${quote(textOf(r))}`);
-    ok('the agent now sees the person\'s line.');
-
-    // 7. write on top of the fresh read
-    begin('The agent writes again, keeping the person\'s line.');
+    // 6. retry without a read
+    begin('The agent writes again, adding its line to the version the diff showed, without reading the file.');
+    // A real agent needs a model turn to read the veto; fsguard lets the diff
+    // count only for calls that come at least 250 ms after it.
+    await new Promise((resolve) => setTimeout(resolve, 400));
     const final = `${person}- tea\n`;
     r = await agentWrites(final);
     expectAccepted(r);
     labelled('', textOf(r), dim);
     expectDisk(notes, final, 'the merged version');
-    ok('accepted: both the person\'s and the agent\'s changes are in the file.');
+    ok('accepted: the diff counted as a read, so no round trip to re-read the file was needed.');
+
+    // 7. a formatter changes line 1
+    begin('A formatter run by a hook rewrites the first line of notes.txt.');
+    const formatted = final.replace('Shopping list\n', '# Shopping list\n');
+    fs.writeFileSync(notes, formatted);
+    labelled('hook', `rewrites line 1 as ${quote('# Shopping list')}`);
+    labelled('disk', 'notes.txt now holds:');
+    showContent(fs.readFileSync(notes, 'utf8'));
+    ok('the agent has not seen this change.');
+
+    // 8. an edit far from the change is rebased
+    begin('The agent edits the last line, as it last saw the file (a stale edit).');
+    labelled('agent', `edit_file notes.txt: ${quote('- tea')} -> ${quote('- green tea')}`);
+    r = await call('edit_file', { path: notes, edits: [{ oldText: '- tea', newText: '- green tea' }] });
+    expectAccepted(r, 'applied the edit to the current content (it cannot touch the formatter\'s line) and told the agent:');
+    expect(r._meta?.['fsguard/stale']?.how === 'rebase', 'a rebase (_meta["fsguard/stale"].how = "rebase")', describe(r));
+    labelled('', r.content.at(-1).text, yellow);
+    expectDisk(notes, formatted.replace('- tea\n', '- green tea\n'), 'both changes:');
+    ok('both the formatter\'s line and the agent\'s edit are in the file, and the agent knows it.');
 
     out(green(bold(`All ${step} steps behaved as expected.`)));
-    out('fsguard vetoed the blind write and the stale write, and let every write that');
-    out('followed a fresh read go through. The vetoes reach the agent as tool errors');
-    out('it can act on, with a machine-readable code in _meta["fsguard/veto"].');
+    out('fsguard vetoed the blind write and the stale write; the stale veto showed the');
+    out('change as a diff that counted as a read, and a stale edit that could not hurt');
+    out('the outside change was applied to the current content. The vetoes reach the');
+    out('agent as tool errors it can act on, with a machine-readable code in');
+    out('_meta["fsguard/veto"].');
     return 0;
   } catch (err) {
     out();

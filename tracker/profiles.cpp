@@ -33,6 +33,8 @@ void add_reference_file_tools(ToolMap& tools)
   tools["write_file"] = spec(ToolRole::write);
   ToolSpec edit = spec(ToolRole::edit);
   edit.dry_run_argument = "dryRun";
+  // The fork's applyFileEdits calls String.replace with newText itself.
+  edit.edit_semantics = EditSemantics::first_exact_match_dollar_patterns;
   tools["edit_file"] = edit;
   ToolSpec move = spec(ToolRole::move, "source");
   move.destination_argument = "destination";
@@ -141,6 +143,8 @@ ToolMap server_filesystem_tools()
   // Its edit_file answers with the unified diff it applied (measured in
   // docs: upstream facts), so fsguard can tell what the edit left.
   tools["edit_file"].result_is_diff = true;
+  // It replaces through a function, so "$" in newText is plain text.
+  tools["edit_file"].edit_semantics = EditSemantics::first_exact_match;
   add_others(tools, {"create_directory", "list_directory", "list_directory_with_sizes",
                      "directory_tree", "search_files", "get_file_info"});
   return tools;

@@ -109,6 +109,56 @@ Result<ToolMap, std::string> parse_tool_map(const nlohmann::json& tools)
   return map;
 }
 
+ToolNames tool_names(const ToolMap& tools)
+{
+  ToolNames names;
+  // The preferred name if `tools` has a tool of that kind by that name, else
+  // the first of that kind, else the default.
+  const auto pick = [&](const std::string& preferred, auto&& fits) -> const ToolMap::value_type* {
+    const auto found = tools.find(preferred);
+    if (found != tools.end() && fits(found->second)) {
+      return &*found;
+    }
+    for (const auto& entry : tools) {
+      if (fits(entry.second)) {
+        return &entry;
+      }
+    }
+    return nullptr;
+  };
+  const auto* read = pick(names.read, [](const ToolSpec& spec) {
+    return spec.role == ToolRole::read && !spec.path_is_list && spec.view != ReadView::bytes;
+  });
+  if (read != nullptr) {
+    names.read = read->first;
+    const ToolSpec& spec = read->second;
+    names.read_whole.clear();
+    if (!spec.whole_if_status.empty()) {
+      names.read_whole = "from the start, with a length of at least the file's line count";
+    } else if (!spec.partial_if_set.empty()) {
+      names.read_whole = "without ";
+      for (std::size_t index = 0; index < spec.partial_if_set.size(); ++index) {
+        names.read_whole += (index == 0 ? "" : " or ") + spec.partial_if_set[index];
+      }
+    }
+  }
+  const auto* bytes = pick(names.read_bytes, [](const ToolSpec& spec) {
+    return spec.role == ToolRole::read && !spec.path_is_list && spec.view == ReadView::bytes;
+  });
+  names.read_bytes = bytes != nullptr ? bytes->first : std::string();
+  if (const auto* write = pick(names.write, [](const ToolSpec& spec) {
+        return spec.role == ToolRole::write && spec.content_is_file;
+      })) {
+    names.write = write->first;
+  }
+  if (const auto* edit = pick(names.edit, [](const ToolSpec& spec) {
+        return spec.role == ToolRole::edit;
+      })) {
+    names.edit = edit->first;
+  }
+  return names;
+}
+
 std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view tool,
                                          const nlohmann::json& arguments)
 {
@@ -135,6 +185,7 @@ std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view 
   call.path_list = spec.path_is_list;
   call.whole_if_status = spec.whole_if_status;
   call.result_is_diff = spec.result_is_diff;
+  call.edit_semantics = spec.edit_semantics;
   call.content_is_file = spec.content_is_file;
   call.view = spec.view;
   if (!dry_run && !spec.role_argument.empty()) {

@@ -24,6 +24,21 @@ enum class ToolRole {
          // confinement applies
 };
 
+// How an edit tool applies its {oldText, newText} edits, as far as fsguard
+// can reproduce it: a stale edit is carried over to a file's current
+// content (rebased) only when it can.
+enum class EditSemantics {
+  unknown, // fsguard cannot reproduce it
+  // server-filesystem's edit_file: CRLF becomes LF in the file and in the
+  // edits, and each edit in turn replaces the first exact match of oldText
+  // (only when there is none does it match lines ignoring white space).
+  first_exact_match,
+  // The same, except that newText goes through JavaScript's "$" patterns
+  // (String.replace with a string, as @agent-infra's fork does): edits
+  // whose newText holds a "$" are not reproduced.
+  first_exact_match_dollar_patterns,
+};
+
 struct ToolSpec {
   ToolRole role = ToolRole::read;
   std::string path_argument = "path";       // "source" for a move
@@ -47,6 +62,8 @@ struct ToolSpec {
   // An edit whose result text is the unified diff it applied to the file
   // (with CRLF turned into LF first), as server-filesystem's edit_file.
   bool result_is_diff = false;
+  // How an edit tool applies its edits (see EditSemantics).
+  EditSemantics edit_semantics = EditSemantics::unknown;
   // Another role when argument `role_argument` has one of these values
   // (write_file with mode "append" edits).
   std::string role_argument;
@@ -76,8 +93,15 @@ struct GuardedCall {
   ReadExtent extent = ReadExtent::whole;
   bool content_converted = false;  // see ToolSpec::converted_extensions
   bool result_is_diff = false;     // see ToolSpec
+  EditSemantics edit_semantics = EditSemantics::unknown; // see ToolSpec
   ReadView view = ReadView::utf8_text; // see ToolSpec
 };
+
+// The names `tools` gives its file tools, for the texts that tell the agent
+// what to call: the text read (read_text_file when there is one) and how it
+// shows a whole file, the exact-bytes read, the write and the edit.
+// server-filesystem's names stand in for roles `tools` lacks.
+ToolNames tool_names(const ToolMap& tools);
 
 // Describes the call of `tool` with `arguments` under `tools`: nothing when
 // the tool is not in the map; role other when the call cannot change a file

@@ -132,13 +132,18 @@ std::optional<EarlierView> Tracker::earlier_view(const std::string& path) const
     return std::nullopt;
   }
   return EarlierView{previous->second.hash, previous->second.known_since,
-                     previous->second.whole_since};
+                     previous->second.whole_since, previous->second.shown_over};
 }
 
 void Tracker::merge_earlier(SeenRecord& record, const EarlierView& earlier)
 {
   if (earlier.hash != record.hash) {
     return; // other content: what was known of the old one says nothing
+  }
+  if (earlier.shown_over && earlier.known_since < record.known_since) {
+    // Calls sent before this read may rest on what fsguard showed.
+    record.shown_over = ShownOver{earlier.shown_over->hash,
+                                  std::min(earlier.shown_over->until, record.known_since)};
   }
   record.known_since = std::min(record.known_since, earlier.known_since);
   record.whole_since = std::min(record.whole_since, earlier.whole_since);
@@ -281,12 +286,14 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     const auto known_since = record.known_since;
     const auto whole_since = record.whole_since;
     const auto view = record.view;
+    const auto shown_over = record.shown_over;
     auto reason = std::move(record.partial_reason);
     record = record_of(*now, extent);
     record.partial_reason = std::move(reason);
     record.known_since = known_since;
     record.whole_since = whole_since;
     record.view = view;
+    record.shown_over = shown_over;
     return lossy_veto(record, kind, path);
   }
   veto.code = VetoCode::changed;
@@ -322,6 +329,48 @@ void Tracker::finish_write(const std::string& path,
     record.trusted_stat.reset();
   }
   m_records[path] = record;
+}
+
+void Tracker::record_shown(const std::string& path, const Fingerprint& fingerprint,
+                           std::uint64_t shown_at, const ContentHash& over)
+{
+  SeenRecord record = record_of(fingerprint, ReadExtent::whole);
+  record.view = ReadView::utf8_text;
+  record.known_since = shown_at;
+  record.whole_since = shown_at;
+  record.shown_over = ShownOver{over};
+  m_records[path] = record;
+}
+
+void Tracker::recover_seen(const std::string& path, const ContentHash& hash,
+                           const ContentTraits& traits)
+{
+  const auto found = m_records.find(path);
+  if (found == m_records.end()) {
+    return;
+  }
+  SeenRecord& record = found->second;
+  if (record.hash_state != HashState::lost || record.unknown_outcome
+      || record.changed_during_read || record.extent != ReadExtent::whole) {
+    return;
+  }
+  record.hash = hash;
+  record.hash_state = HashState::known;
+  record.traits = traits;
+  record.trusted_stat.reset();
+}
+
+void Tracker::make_known(const std::string& path, const ContentHash& hash, std::uint64_t now,
+                         const ContentHash& over)
+{
+  const auto found = m_records.find(path);
+  if (found == m_records.end() || found->second.hash != hash
+      || found->second.known_since != k_not_yet) {
+    return;
+  }
+  found->second.known_since = now;
+  found->second.whole_since = found->second.extent == ReadExtent::whole ? now : k_never;
+  found->second.shown_over = ShownOver{over};
 }
 
 ReadExtent Tracker::extent_of(const std::string& path, std::uint64_t sent_at) const

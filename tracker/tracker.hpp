@@ -45,12 +45,26 @@ enum class HashState { known, owed, lost };
 // A moment that never comes: a record never known whole.
 inline constexpr std::uint64_t k_never = std::numeric_limits<std::uint64_t>::max();
 
+// A moment still to come: content the agent has been shown, but which
+// licenses no call until Tracker::make_known() gives it its moment.
+inline constexpr std::uint64_t k_not_yet = k_never - 1;
+
+// A version the agent knows only from fsguard's own text (a veto's diff, a
+// note on a rebase or a merge) over `hash`, an earlier version it had seen
+// whole. Calls sent before moment `until` (when a read showed it the
+// version itself) may still rest on the earlier version.
+struct ShownOver {
+  ContentHash hash{};
+  std::uint64_t until = k_never;
+};
+
 // What an earlier record knew, kept while a new read's hash is owed: if the
 // new read shows the same content, the agent knew it from the earlier moment.
 struct EarlierView {
   ContentHash hash{};
   std::uint64_t known_since = 0;
   std::uint64_t whole_since = k_never;
+  std::optional<ShownOver> shown_over;
 };
 
 // What the agent last saw of one file.
@@ -73,6 +87,11 @@ struct SeenRecord {
   std::optional<EarlierView> earlier; // owed: the record this read replaced
   ReadView view = ReadView::bytes; // how the agent was shown it; its own writes: exactly
   ContentTraits traits;            // of the content hashed (once the hash is known)
+  // Known from fsguard's own text over an earlier version: a call the agent
+  // wrote before it took that text in may still rest on the earlier
+  // version, so a whole-file write sent before `until` must keep the change
+  // the text showed (see Guard).
+  std::optional<ShownOver> shown_over;
 };
 
 class Tracker {
@@ -116,6 +135,26 @@ public:
   // from then on.
   void finish_write(const std::string& path, const std::optional<ContentHash>& expected,
                     ReadExtent extent = ReadExtent::whole, std::uint64_t sent_at = 0);
+
+  // Records that fsguard itself showed the agent the whole content of `path`
+  // as `fingerprint` holds it, as text, at moment `shown_at`: a veto whose
+  // complete diff turns an earlier whole read (of `over`) into a read of
+  // this version. Only calls sent after `shown_at` are licensed by it.
+  void record_shown(const std::string& path, const Fingerprint& fingerprint,
+                    std::uint64_t shown_at, const ContentHash& over);
+
+  // Gives the whole read of `path` whose hash was lost (the file changed
+  // before settle_reads() could hash it) the content the read showed the
+  // agent exactly, `hash` with `traits`: what the agent saw is known after
+  // all. No stat vouches for it; the next check compares content.
+  void recover_seen(const std::string& path, const ContentHash& hash, const ContentTraits& traits);
+
+  // Gives the record of `path`, if it still holds `hash` and awaits its
+  // moment (known since k_not_yet), the moment `now`: the agent knows it
+  // from then on, whole if the record is whole, from a note over `over`
+  // (the version it had seen before).
+  void make_known(const std::string& path, const ContentHash& hash, std::uint64_t now,
+                  const ContentHash& over);
 
   // The extent of the agent's view of `path` as of moment `sent_at`:
   // partial when there is no record, or it was not known whole by then.

@@ -1,5 +1,9 @@
 #include "tracker/veto.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cctype>
+
 #include "tracker/file_state.hpp"
 
 namespace fsguard {
@@ -22,8 +26,47 @@ std::string_view to_string(VetoCode code)
 
 namespace {
 
-constexpr std::string_view k_read_whole =
-  "Read it with read_text_file (without head or tail), then retry.";
+// Whether `path` names an image or a sound, by the extensions whose files
+// server-filesystem's read_media_file shows: a text read of one shows the
+// agent nothing it can use.
+bool is_media_path(std::string_view path)
+{
+  static constexpr std::array<std::string_view, 11> k_extensions{
+    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".svg", ".mp3", ".wav", ".ogg", ".flac"};
+  const auto dot = path.rfind('.');
+  if (dot == std::string_view::npos || path.find('/', dot) != std::string_view::npos) {
+    return false;
+  }
+  std::string extension(path.substr(dot));
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::find(k_extensions.begin(), k_extensions.end(), extension) != k_extensions.end();
+}
+
+// "Read it with read_text_file (without head or tail), then retry.", or
+// with the profile's media read for an image or a sound.
+std::string read_whole(const ToolNames& names, std::string_view path)
+{
+  if (!names.read_bytes.empty() && is_media_path(path)) {
+    return "Read it with " + names.read_bytes + ", then retry.";
+  }
+  return "Read it with " + names.read
+         + (names.read_whole.empty() ? std::string() : " (" + names.read_whole + ")")
+         + ", then retry.";
+}
+
+// When the agent last saw the file, and when it was modified: a
+// modification time no later than the read (the change landed while the
+// read was answered, or its writer kept the old time) says nothing of when.
+std::string times(const Veto& veto)
+{
+  std::string text = "last read " + format_time(veto.seen_at_ns);
+  if (veto.current_mtime_ns > veto.seen_at_ns) {
+    return text + "; last modified " + format_time(veto.current_mtime_ns);
+  }
+  return text + "; its modification time, " + format_time(veto.current_mtime_ns)
+         + ", does not show when it changed";
+}
 
 std::string size_change(const Veto& veto)
 {
@@ -34,39 +77,90 @@ std::string size_change(const Veto& veto)
          + std::to_string(veto.current_size) + " bytes";
 }
 
+std::string changed_text(const Veto& veto, const ToolNames& names)
+{
+  if (veto.undoes_shown_change) {
+    return veto.path + " changed after you last read it, and fsguard showed you that change "
+           "(in an earlier refusal's diff, or a note on a change it carried over). This "
+           "write would undo it, and it may have been written before you saw it. Write the "
+           "current content with your change in it. If you mean to replace that change: "
+           + read_whole(names, veto.path);
+  }
+  std::string text = veto.path + " has been modified "
+                     + (veto.cause.empty() ? std::string() : veto.cause + " ")
+                     + "since you last read or wrote it (" + size_change(veto) + "; " + times(veto)
+                     + ").";
+  if (veto.diff.empty()) {
+    return text + " Read it again to get its current content, then retry.";
+  }
+  text += " What changed, from the version you last saw to the version on disk now"
+          + std::string(veto.diff_complete ? "" : " (cut: longer than fsguard shows)") + ":\n"
+          + fenced_diff(veto.diff);
+  if (!veto.not_rebased.empty()) {
+    text += "fsguard did not apply your edit to the current content: " + veto.not_rebased + ".\n";
+  }
+  if (!veto.conflict.empty()) {
+    text += "Your write could not be merged with that change. These parts conflict (between "
+            "<<<<<<< and ======= your write, then what you last saw, then up to >>>>>>> the "
+            "disk now):\n"
+            + fenced_diff(veto.conflict);
+  }
+  if (veto.counts_as_read) {
+    text += "This diff counts as your read: retry against the current content (the version "
+            "you last saw with this diff applied), without reading the file again.";
+  } else {
+    text += "The diff does not show the whole file to you, so it does not count as a read. "
+            + read_whole(names, veto.path);
+  }
+  return text;
+}
+
 } // namespace
 
-std::string veto_text(std::string_view tool, const Veto& veto)
+std::string fenced_diff(std::string_view diff)
+{
+  std::size_t longest = 0;
+  std::size_t run = 0;
+  for (const char c : diff) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  std::string text = fence + "diff\n" + std::string(diff);
+  if (!text.ends_with('\n')) {
+    text += '\n';
+  }
+  return text + fence + "\n";
+}
+
+std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& names)
 {
   std::string text = "fsguard refused " + std::string(tool) + ": ";
   switch (veto.code) {
   case VetoCode::not_read:
     if (!veto.reason.empty()) {
       text += veto.path + " " + veto.reason + ". ";
-      text += k_read_whole;
+      text += read_whole(names, veto.path);
       break;
     }
     text += veto.path + " already exists and has not been read in this session, "
             "so this would overwrite content you have not seen. ";
-    text += k_read_whole;
+    text += read_whole(names, veto.path);
     break;
   case VetoCode::partial_read:
     if (!veto.reason.empty()) {
       text += veto.path + " was only partly shown to you (" + veto.reason
               + "), so overwriting it would replace content you have not seen. Read it in "
-                "parts (head/tail) and change it with edit_file instead.";
+                "parts and change it with "
+              + names.edit + " instead.";
       break;
     }
-    text += veto.path + " was only partly read (head/tail, or an edit licensed by such a "
-            "read) in this session, so overwriting it would replace lines you have not "
-            "seen. ";
-    text += k_read_whole;
+    text += veto.path + " was only partly read (a partial view, or an edit licensed by one) "
+            "in this session, so overwriting it would replace lines you have not seen. ";
+    text += read_whole(names, veto.path);
     break;
   case VetoCode::changed:
-    text += veto.path + " has been modified since you last read it ("
-            + size_change(veto) + "; last read " + format_time(veto.seen_at_ns)
-            + "; last modified " + format_time(veto.current_mtime_ns)
-            + "). Read it again to get its current content, then retry.";
+    text += changed_text(veto, names);
     break;
   case VetoCode::changed_during_read:
     text += veto.path + " changed while it was being read, so what you saw may "
@@ -95,14 +189,18 @@ std::string veto_text(std::string_view tool, const Veto& veto)
     text += "an earlier change to " + veto.path + " through fsguard was cancelled or not "
             "answered in time, so nobody knows what the file holds now. Read it again, "
             "then retry.";
+    break;
   case VetoCode::lossy_read:
     text += veto.path + " is not valid UTF-8, so reading it as text showed U+FFFD "
             "replacement characters where some of its bytes are, and writing it as text "
-            "would replace those bytes for good (edit_file too: it rewrites the whole file "
-            "as text). It cannot be changed safely with read_text_file, write_file or "
-            "edit_file. Leave it as it is, or have it converted to UTF-8 outside this session "
-            "and read it again. To replace the whole file on purpose, read its exact bytes "
-            "with read_media_file first, then retry write_file.";
+            "would replace those bytes for good (" + names.edit + " too: it rewrites the whole "
+            "file as text). It cannot be changed safely with " + names.read + ", " + names.write
+            + " or " + names.edit + ". Leave it as it is, or have it converted to UTF-8 outside "
+            "this session and read it again.";
+    if (!names.read_bytes.empty()) {
+      text += " To replace the whole file on purpose, read its exact bytes with "
+              + names.read_bytes + " first, then retry " + names.write + ".";
+    }
     break;
   }
   return text;

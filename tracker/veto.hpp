@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "tracker/file_state.hpp"
 
 namespace fsguard {
 
@@ -34,10 +37,36 @@ struct Veto {
   std::int64_t current_size = -1;
   std::int64_t seen_at_ns = 0;   // when the agent last read or wrote it
   std::int64_t current_mtime_ns = 0;
+  // For VetoCode::changed, what fsguard could show of the change:
+  std::optional<ContentHash> seen_hash;    // the content the agent last saw
+  std::optional<ContentHash> current_hash; // the content on disk now
+  std::string cause;          // who changed it: "outside fsguard", or the agent's own write
+  std::string diff;           // unified diff from what the agent saw to the disk; "" if none
+  bool diff_complete = false; // `diff` shows every changed line
+  bool counts_as_read = false; // `diff` and a whole earlier read show the agent the whole file
+  std::string not_rebased;    // why a stale edit was not carried over to the current content
+  std::string conflict;       // a stale write's merge: the conflicting hunks
+  // The write would undo a change the agent knows only from fsguard's own
+  // text (a veto's diff, a note), and may have been written before it saw it.
+  bool undoes_shown_change = false;
+};
+
+// The names a server gives its file tools, for texts that tell the agent
+// what to call (server-filesystem's by default).
+struct ToolNames {
+  std::string read = "read_text_file";              // reads one file as text
+  std::string read_whole = "without head or tail";  // how that read shows the whole file
+  std::string read_bytes = "read_media_file";       // shows exact bytes; "" if none
+  std::string write = "write_file";
+  std::string edit = "edit_file";
 };
 
 // The text the agent sees for a refused `tool` call: it names the file, says
-// what happened, and gives the one way to recover.
-std::string veto_text(std::string_view tool, const Veto& veto);
+// what happened, and gives the one way to recover, with the tools `names`.
+std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& names = {});
+
+// `diff` in a Markdown code block whose fence is longer than any run of
+// backticks inside it.
+std::string fenced_diff(std::string_view diff);
 
 } // namespace fsguard

@@ -1,9 +1,16 @@
 // libFuzzer target over the guard's call ordering: random interleavings of
 // client requests, cancels, reused ids, upstream answers in any order,
-// outside writers and the clock, driven against a model of what the agent
-// has seen. It checks the promise and the ledger's bookkeeping:
+// outside writers (whole rewrites, or one line changed as a formatter does)
+// and the clock, driven against a model of what the agent has seen. It
+// checks the promise and the ledger's bookkeeping:
 // - a write, edit or move that fsguard forwards (enforce mode) never
 //   destroys content the agent has not seen, whole, as it is on disk now;
+//   except that a stale edit carried over to the current content (a
+//   rebase), or a stale write merged with it, must keep every line the
+//   outside change wrote, by the model's own line-by-line merge;
+// - what the agent knows comes only from what it was shown: a read's
+//   answer, its own writes, and a veto's or a note's diff, which the model
+//   applies itself to the content the agent had seen;
 // - the upstream never holds two pending requests with one id;
 // - fsguard's own answers never reach the client;
 // - once the upstream has answered everything, every request the client
@@ -23,6 +30,7 @@
 
 #include "fake_disk.hpp"
 #include "proxy/guard.hpp"
+#include "tracker/unified_diff.hpp"
 
 using namespace fsguard;
 using fsguard::testing::fake_hash;
@@ -33,9 +41,11 @@ namespace {
 // FUZZ_TRACE=1 prints every line the guard sends, to replay a finding.
 const bool k_trace = std::getenv("FUZZ_TRACE") != nullptr;
 
-void check(bool condition)
+// Aborts, naming the line of the failed check, unless `condition` holds.
+void check(bool condition, int line = __builtin_LINE())
 {
   if (!condition) {
+    std::fprintf(stderr, "fuzz_ledger: check on line %d failed\n", line);
     std::abort();
   }
 }
@@ -55,15 +65,86 @@ struct Bytes {
 // answer, or written itself), and whether it knew that content whole.
 using Known = std::map<std::string, bool>;
 
+// The lines of `text`, each with its "\n". The model's contents always
+// end in "\n", and no line repeats within a file (every new line carries a
+// fresh number), so line-by-line comparisons are unambiguous.
+std::vector<std::string> lines_of(const std::string& text)
+{
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto end = text.find('\n', at);
+    const std::size_t stop = end == std::string::npos ? text.size() : end + 1;
+    lines.push_back(text.substr(at, stop - at));
+    at = stop;
+  }
+  return lines;
+}
+
+std::string joined_lines(const std::vector<std::string>& lines)
+{
+  std::string text;
+  for (const auto& line : lines) {
+    text += line;
+  }
+  return text;
+}
+
+// `text` with `old_text` replaced by `new_text`, if it occurs exactly once.
+std::optional<std::string> replaced_once(std::string text, const std::string& old_text,
+                                         const std::string& new_text)
+{
+  const auto at = text.find(old_text);
+  if (old_text.empty() || at == std::string::npos || text.find(old_text, at + 1) != std::string::npos) {
+    return std::nullopt;
+  }
+  return text.replace(at, old_text.size(), new_text);
+}
+
+// The model's own three-way merge, line by line, of texts with the same
+// number of lines: each line as whichever side changed it; nothing on a
+// conflict or when the line counts differ.
+std::optional<std::string> merged_by_line(const std::string& base, const std::string& ours,
+                                          const std::string& theirs)
+{
+  const auto b = lines_of(base);
+  const auto o = lines_of(ours);
+  const auto t = lines_of(theirs);
+  if (b.size() != o.size() || b.size() != t.size()) {
+    return std::nullopt;
+  }
+  std::vector<std::string> merged;
+  for (std::size_t index = 0; index < b.size(); ++index) {
+    if (o[index] == b[index]) {
+      merged.push_back(t[index]);
+    } else if (t[index] == b[index] || t[index] == o[index]) {
+      merged.push_back(o[index]);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return joined_lines(merged);
+}
+
+// The diff in a fenced ```diff block of `text`, or "".
+std::string fenced_diff_in(const std::string& text)
+{
+  const auto start = text.find("```diff\n");
+  if (start == std::string::npos) {
+    return {};
+  }
+  const auto end = text.find("\n```", start + 8);
+  return end == std::string::npos ? std::string() : text.substr(start + 8, end + 1 - start - 8);
+}
+
 class Model {
 public:
   Model() : m_guard(m_disk, settings(), "/home", "/ws")
   {
     m_disk.make_directory("/ws");
     m_disk.make_directory("/ws/d");
-    m_disk.write("/ws/f0.txt", "zero\n");
-    m_disk.write("/ws/f1.txt", "one\n");
-    m_disk.write("/ws/d/g.txt", "gee\n");
+    m_disk.write("/ws/f0.txt", "zero a\nzero b\nzero c\nzero d\nzero e\nzero f\n");
+    m_disk.write("/ws/f1.txt", "one a\none b\none c\none d\none e\n");
+    m_disk.write("/ws/d/g.txt", "gee a\ngee b\ngee c\ngee d\n");
     m_disk.advance(10'000'000'000LL);
     send_request({{"jsonrpc", "2.0"}, {"id", "init"}, {"method", "initialize"},
                   {"params", {{"clientInfo", {{"name", "fuzz"}, {"version", "1"}}}}}});
@@ -78,7 +159,7 @@ public:
 
   void step(Bytes& in)
   {
-    const unsigned op = in.next() % 12;
+    const unsigned op = in.next() % 13;
     const std::string& file = k_files[in.next() % k_files.size()];
     switch (op) {
     case 0:
@@ -87,10 +168,10 @@ public:
                                      : nlohmann::json{{"path", file}});
       break;
     case 2:
-      call("write_file", {{"path", file}, {"content", "w" + std::to_string(in.next() % 4) + "\n"}});
+      write(file, in.next(), in.next());
       break;
     case 3:
-      call("edit_file", {{"path", file}, {"edits", nlohmann::json::array()}});
+      edit(file, in.next(), in.next());
       break;
     case 4: {
       const bool folder = in.next() % 2 == 0;
@@ -110,7 +191,7 @@ public:
       answer(in.next(), in.next() % 8 == 0);
       break;
     case 9:
-      outside_write(file, in.next());
+      outside_write(file, in.next(), in.next());
       break;
     case 10:
       m_disk.advance(in.next() % 2 ? 4'000'000 : 3'000'000'000LL);
@@ -121,6 +202,22 @@ public:
       // An answer to nothing pending, or to a held call's id.
       const nlohmann::json id = in.next() % 2 ? nlohmann::json(m_next_id) : nlohmann::json(999);
       deliver_answer(id, {{"content", {{{"type", "text"}, {"text", "bogus"}}}}}, nullptr);
+      break;
+    }
+    case 12: {
+      // A config reload: what becomes of stale edits and writes, and how
+      // much text is kept and shown.
+      const unsigned how = in.next();
+      GuardSettings changed = settings();
+      changed.stale_edit = how % 2 ? StaleEdit::veto : StaleEdit::rebase;
+      changed.stale_write = how / 2 % 2 ? StaleWrite::merge : StaleWrite::veto;
+      if (how / 4 % 4 == 0) {
+        changed.kept_texts.total_bytes = 0;
+      }
+      if (how / 16 % 4 == 0) {
+        changed.diff_bounds.max_lines = 6;
+      }
+      m_guard.set_settings(changed);
       break;
     }
     }
@@ -154,6 +251,49 @@ private:
     std::string key;
   };
 
+  // A line never seen before in any file.
+  std::string fresh_line(const char* kind) { return kind + std::to_string(m_fresh++) + "\n"; }
+
+  // One of the contents the agent knows `file` to hold, picked by `pick`.
+  std::optional<std::string> known_content(const std::string& file, unsigned pick)
+  {
+    const Known& known = m_known[file];
+    if (known.empty()) {
+      return std::nullopt;
+    }
+    auto entry = known.begin();
+    std::advance(entry, static_cast<long>(pick % known.size()));
+    return entry->first;
+  }
+
+  // The agent writes a content it knows with one line changed, the same
+  // content again, or something new.
+  void write(const std::string& file, unsigned pick, unsigned how)
+  {
+    auto content = known_content(file, pick);
+    if (!content || how % 8 == 0) {
+      content = fresh_line("w");
+    } else if (how % 8 != 1) {
+      auto lines = lines_of(*content);
+      lines[how % lines.size()] = fresh_line("w");
+      content = joined_lines(lines);
+    }
+    call("write_file", {{"path", file}, {"content", *content}});
+  }
+
+  // The agent edits one line of a content it knows (or guesses one).
+  void edit(const std::string& file, unsigned pick, unsigned line)
+  {
+    const auto content = known_content(file, pick);
+    std::string old_text = "zero a\n";
+    if (content) {
+      const auto lines = lines_of(*content);
+      old_text = lines[line % lines.size()];
+    }
+    call("edit_file", {{"path", file},
+                       {"edits", {{{"oldText", old_text}, {"newText", fresh_line("e")}}}}});
+  }
+
   void call(const std::string& tool, const nlohmann::json& arguments)
   {
     const int id = m_next_id++;
@@ -171,8 +311,11 @@ private:
       // The agent knows its edit applied to whatever it knew the file to
       // hold, its own pending changes included.
       Known& known = m_known[arguments["path"]];
+      const auto& edit = arguments["edits"][0];
       for (const auto& [content, whole] : effective[arguments["path"]]) {
-        known[content + "E\n"] |= whole;
+        if (auto edited = replaced_once(content, edit["oldText"], edit["newText"])) {
+          known[*edited] |= whole;
+        }
       }
     } else if (tool == "move_file") {
       m_pending_moves[id_key(id)] = {arguments["source"], arguments["destination"]};
@@ -194,6 +337,9 @@ private:
       std::fprintf(stderr, "client sends %s\n", request.dump().substr(0, 160).c_str());
     }
     Outbox out;
+    if (member(member(request, "params"), "name") == "write_file") {
+      m_sent_contents[key] = arguments["content"]; // ids of writes are never reused
+    }
     m_guard.on_client_request(request.dump() + "\n", request, hash, out, m_now);
     take(out);
   }
@@ -234,18 +380,19 @@ private:
   }
 
   // Takes what the guard sent: checks each forwarded change against the
-  // agent's view, and each line for the client.
+  // agent's view, and learns what each veto showed the agent.
   void take(Outbox& out)
   {
     if (k_trace) {
       for (const auto& line : out.to_upstream) std::fprintf(stderr, "-> upstream %s", line.c_str());
-      for (const auto& line : out.to_client) std::fprintf(stderr, "-> client %s", line.substr(0, 300).c_str());
+      for (const auto& line : out.to_client) std::fprintf(stderr, "-> client %s\n", line.substr(0, 4000).c_str());
     }
     for (const auto& line : out.to_client) {
       const auto message = nlohmann::json::parse(line);
       const auto& id = message["id"];
       check(!(id.is_string() && id.get<std::string>().starts_with("fsguard/")));
       ++m_answers[id_key(id)];
+      learn_from_veto(message);
     }
     for (const auto& line : out.to_upstream) {
       const auto message = nlohmann::json::parse(line);
@@ -260,6 +407,42 @@ private:
       m_upstream.push_back({message, key});
     }
     out = Outbox{};
+  }
+
+  // A known content of `file` whose hash is `hex`, if the agent knows one
+  // (whole, if `whole_needed`).
+  std::optional<std::string> known_with_hash(const std::string& file, const nlohmann::json& hex,
+                                             bool whole_needed)
+  {
+    for (const auto& [content, whole] : m_known[file]) {
+      if ((whole || !whole_needed) && hex.is_string() && to_hex(fake_hash(content)) == hex) {
+        return content;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // A veto that says it counts as a read: the agent applies its diff to
+  // the whole content it saw, and knows the result whole.
+  void learn_from_veto(const nlohmann::json& message)
+  {
+    const auto& veto = member(member(member(message, "result"), "_meta"), "fsguard/veto");
+    if (!veto.is_object() || member(veto, "counts_as_read") != true) {
+      return;
+    }
+    const std::string text = message["result"]["content"][0]["text"];
+    const std::string path = veto["path"];
+    const auto seen = known_with_hash(path, member(veto, "seen_xxh3_128"), true);
+    check(seen.has_value()); // a diff from a version the agent never saw whole shows nothing
+    const auto now = apply_unified_diff(*seen, fenced_diff_in(text));
+    check(now.has_value());
+    learn(path, *now, true);
+  }
+
+  // The agent learns that `path` holds `content` (whole, if `whole`).
+  void learn(const std::string& path, const std::string& content, bool whole)
+  {
+    m_known[path][content] |= whole;
   }
 
   // True if what `file` holds now is content the agent knew (whole, if
@@ -283,6 +466,43 @@ private:
     return found != known.end() && (found->second || !whole_needed);
   }
 
+  // A stale edit carried over: it lands where it would have landed on some
+  // content the agent knew, and keeps every line that changed since.
+  bool rebase_keeps_the_change(const std::string& key, const std::string& file,
+                               const nlohmann::json& edit)
+  {
+    const auto current = m_disk.content(file);
+    const auto after = current ? replaced_once(*current, edit["oldText"], edit["newText"])
+                               : std::nullopt;
+    if (!after) {
+      return false; // the guard forwards only edits that apply
+    }
+    for (const auto& [seen, whole] : m_known_when_sent[key][file]) {
+      const auto ours = replaced_once(seen, edit["oldText"], edit["newText"]);
+      if (ours && merged_by_line(seen, *ours, *current) == *after) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A stale write merged: the model's own merge of the agent's content
+  // with the change since a version it knew whole gives the same bytes.
+  bool merge_keeps_the_change(const std::string& key, const std::string& file,
+                              const std::string& written, const std::string& merged)
+  {
+    const auto current = m_disk.content(file);
+    if (!current || merged == *current) {
+      return true; // nothing lost
+    }
+    for (const auto& [seen, whole] : m_known_when_sent[key][file]) {
+      if (whole && merged_by_line(seen, written, *current) == merged) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   void check_change_is_safe(const nlohmann::json& request)
   {
     if (request["method"] != "tools/call") {
@@ -292,9 +512,15 @@ private:
     const std::string tool = request["params"]["name"];
     const auto& arguments = request["params"]["arguments"];
     if (tool == "write_file") {
-      check(agent_saw(key, arguments["path"], true));
+      const std::string& sent = m_sent_contents[key];
+      if (arguments["content"] == sent) {
+        check(agent_saw(key, arguments["path"], true));
+      } else {
+        check(merge_keeps_the_change(key, arguments["path"], sent, arguments["content"]));
+      }
     } else if (tool == "edit_file") {
-      check(agent_saw(key, arguments["path"], false));
+      check(agent_saw(key, arguments["path"], false)
+            || rebase_keeps_the_change(key, arguments["path"], arguments["edits"][0]));
     } else if (tool == "move_file") {
       check(agent_saw(key, arguments["destination"], true));
     }
@@ -335,8 +561,9 @@ private:
         return;
       }
       const bool head = arguments.contains("head");
-      if (deliver_answer(request["id"], text(*content), &forwarded)) {
-        m_known[path][*content] |= !head;
+      const std::string shown = head ? lines_of(*content).front() : *content;
+      if (deliver_answer(request["id"], text(shown), &forwarded)) {
+        learn(path, *content, !head);
       }
     } else if (tool == "write_file") {
       const std::string written = arguments["content"];
@@ -345,16 +572,23 @@ private:
         return;
       }
       m_disk.replace(path, written);
-      deliver_answer(request["id"], text("Successfully wrote"), &forwarded);
+      nlohmann::json shown;
+      if (deliver_answer(request["id"], text("Successfully wrote"), &forwarded, &shown)) {
+        learn_from_note(shown, path, m_sent_contents[forwarded.key]);
+      }
     } else if (tool == "edit_file") {
-      if (!content) {
+      const auto& edit = arguments["edits"][0];
+      const auto edited = content ? replace_first(*content, edit["oldText"], edit["newText"])
+                                  : std::nullopt;
+      if (!edited) {
         deliver_answer(request["id"], failed, &forwarded);
         return;
       }
-      const std::string edited = *content + "E\n";
-      m_disk.replace(path, edited);
-      if (deliver_answer(request["id"], text(diff_appending_line(*content)), &forwarded)) {
-        m_known[path].try_emplace(edited, false); // the diff shows the edited lines
+      m_disk.replace(path, *edited);
+      nlohmann::json shown;
+      if (deliver_answer(request["id"], text(diff_replacing(*content, *edited)), &forwarded, &shown)) {
+        m_known[path].try_emplace(*edited, false); // the diff shows the edited lines
+        learn_from_note(shown, path, *content);
       }
     } else if (tool == "move_file") {
       m_pending_moves.erase(forwarded.key);
@@ -364,20 +598,61 @@ private:
     }
   }
 
-  // The unified diff of appending "E\n" to `content` (whose lines all end
-  // in "\n"), as server-filesystem's edit_file answers.
-  static std::string diff_appending_line(const std::string& content)
+  // A note on a stale change fsguard carried over: the agent applies the
+  // note's diff to what it knows, and knows the result whole when the diff
+  // is complete and it knew its starting point whole. For a rebase the
+  // diff goes from the version it had seen to `before` (the edit's base,
+  // which the server's full diff shows); for a merge from `before` (its
+  // own content) to what was written.
+  void learn_from_note(const nlohmann::json& shown, const std::string& path,
+                       const std::string& before)
   {
-    std::string context;
-    std::size_t lines = 0;
-    for (std::size_t at = 0; at < content.size();) {
-      const auto end = content.find('\n', at);
-      context += " " + content.substr(at, end - at + 1);
-      ++lines;
-      at = end + 1;
+    const auto& stale = member(member(member(shown, "result"), "_meta"), "fsguard/stale");
+    if (!stale.is_object()) {
+      return;
     }
-    return "```diff\n--- f\toriginal\n+++ f\tmodified\n@@ -1," + std::to_string(lines) + " +1,"
-           + std::to_string(lines + 1) + " @@\n" + context + "+E\n```\n\n";
+    const std::string note = shown["result"]["content"].back()["text"];
+    const auto on_disk = m_disk.content(path);
+    if (member(stale, "how") == "rebase") {
+      const auto seen = known_with_hash(path, member(stale, "seen_xxh3_128"), false);
+      check(seen.has_value());
+      const bool whole = m_known[path][*seen];
+      const auto base = apply_unified_diff(*seen, fenced_diff_in(note));
+      if (member(stale, "diff_complete") == true && whole && base == before && on_disk) {
+        learn(path, *on_disk, true);
+      }
+    } else {
+      const auto merged = apply_unified_diff(before, fenced_diff_in(note));
+      if (member(stale, "diff_complete") == true && merged && on_disk && *merged == *on_disk) {
+        learn(path, *merged, true);
+      }
+    }
+  }
+
+  // `text` with the first occurrence of `old_text` replaced, as
+  // server-filesystem's edit_file does (nothing if there is none).
+  static std::optional<std::string> replace_first(std::string text, const std::string& old_text,
+                                                  const std::string& new_text)
+  {
+    const auto at = text.find(old_text);
+    if (at == std::string::npos) {
+      return std::nullopt;
+    }
+    return text.replace(at, old_text.size(), new_text);
+  }
+
+  // A unified diff that replaces every line of `before` by those of
+  // `after` (whose lines all end in "\n"), in edit_file's answer's shape.
+  static std::string diff_replacing(const std::string& before, const std::string& after)
+  {
+    const auto old_lines = lines_of(before);
+    const auto new_lines = lines_of(after);
+    std::string diff = "```diff\n--- f\toriginal\n+++ f\tmodified\n@@ -1,"
+                       + std::to_string(old_lines.size()) + " +1,"
+                       + std::to_string(new_lines.size()) + " @@\n";
+    for (const auto& line : old_lines) diff += "-" + line;
+    for (const auto& line : new_lines) diff += "+" + line;
+    return diff + "```\n\n";
   }
 
   // Adds what `known` holds of `source` and the files below it to the
@@ -453,9 +728,11 @@ private:
   }
 
   // The upstream answers `id` with `result`. Returns true when the agent
-  // takes the answer in: relayed, and the client still waits for it.
+  // takes the answer in: relayed, or fsguard's version of it sent, and the
+  // client still waits for it. `shown`, if given, receives what the client
+  // got.
   bool deliver_answer(const nlohmann::json& id, const nlohmann::json& result,
-                      const Forwarded* forwarded)
+                      const Forwarded* forwarded, nlohmann::json* shown = nullptr)
   {
     if (k_trace) {
       std::fprintf(stderr, "<- upstream answers %s: %s\n", id.dump().c_str(), result.dump().substr(0, 100).c_str());
@@ -468,16 +745,31 @@ private:
     const std::string key = id_key(id);
     const bool own = id.is_string() && id.get<std::string>().starts_with("fsguard/");
     check(!(own && relayed));
+    bool reached = relayed;
+    nlohmann::json sent = nlohmann::json::parse(line);
+    for (const auto& client_line : out.to_client) {
+      const auto message = nlohmann::json::parse(client_line);
+      if (message["id"] == id && forwarded != nullptr) {
+        check(!relayed); // one answer, never two
+        reached = true;
+        sent = message;
+      }
+    }
     bool taken = false;
-    if (relayed && forwarded != nullptr && !own) {
-      ++m_answers[key];
+    if (reached && forwarded != nullptr && !own) {
+      if (relayed) {
+        ++m_answers[key]; // fsguard's version is counted in take()
+      }
       taken = m_cancelled_now.erase(key) == 0;
+    }
+    if (shown != nullptr) {
+      *shown = sent;
     }
     take(out);
     return taken;
   }
 
-  void outside_write(const std::string& file, unsigned how)
+  void outside_write(const std::string& file, unsigned how, unsigned line)
   {
     if (k_trace) {
       std::fprintf(stderr, "outside write %s (%u)\n", file.c_str(), how);
@@ -485,17 +777,21 @@ private:
     if (!m_disk.stat(parent(file))) {
       return;
     }
-    const std::string content = "outside " + std::to_string(how % 3) + "\n";
-    if (how % 4 == 0 && m_disk.content(file)) {
+    const auto old = m_disk.content(file);
+    if (how % 4 == 0 && old) {
       // Same size, same tick: only the content tells.
-      const std::string old = *m_disk.content(file);
-      std::string same_size = old;
+      std::string same_size = *old;
       if (!same_size.empty()) {
         same_size[0] = same_size[0] == 'X' ? 'Y' : 'X';
       }
       m_disk.write_keeping_mtime(file, same_size);
+    } else if (how % 4 != 3 && old && !old->empty()) {
+      // A formatter or a person changes one line.
+      auto lines = lines_of(*old);
+      lines[line % lines.size()] = fresh_line("o");
+      m_disk.write(file, joined_lines(lines));
     } else {
-      m_disk.write(file, content);
+      m_disk.write(file, fresh_line("outside "));
     }
   }
 
@@ -512,7 +808,8 @@ private:
   std::vector<Forwarded> m_upstream;
   std::map<std::string, Known> m_known;
   std::map<std::string, std::map<std::string, Known>> m_known_when_sent; // by call key
-  std::map<std::string, std::uint64_t> m_sent_order;                      // by call key
+  std::map<std::string, std::string> m_sent_contents; // a write's content as the client sent it
+  std::map<std::string, std::uint64_t> m_sent_order;  // by call key
   std::map<std::string, std::pair<std::string, std::string>> m_pending_moves; // sent, not done
   std::uint64_t m_next_order = 0;
   std::map<std::string, int> m_sent;
@@ -520,6 +817,7 @@ private:
   std::set<std::string> m_cancelled_now;  // forwarded, cancelled, not yet answered
   std::set<std::string> m_ever_cancelled; // may have fewer answers than requests
   int m_next_id = 1;
+  int m_fresh = 0;
 };
 
 } // namespace

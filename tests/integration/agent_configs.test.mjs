@@ -466,15 +466,7 @@ test('the TOML subset parser reads what the Codex config needs and refuses the r
   }
 });
 
-test('the README shows each agent config exactly as configs/ has it', () => {
-  const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
-  for (const spec of AGENT_CONFIGS) {
-    const text = fs.readFileSync(path.join(CONFIGS, spec.file), 'utf8');
-    // The TOML file starts with comments the README says in prose: compare from the table on.
-    const shown = spec.toml ? text.slice(text.indexOf('[')) : text;
-    assert.ok(readme.includes(`\n${shown}\`\`\``), `README.md has configs/${spec.file} verbatim in a code block`);
-  }
-});
+// docs.test.mjs checks that docs/clients.md shows each of these configs word for word.
 
 for (const spec of AGENT_CONFIGS) {
   test(`${spec.agent}: configs/${spec.file} starts fsguard in front of server-filesystem, and it guards writes`, async (t) => {

@@ -177,7 +177,7 @@ test('profile drift: every tool of the pinned servers is guarded by its profile,
     assert.deepEqual(names.filter((tool) => !known.has(tool)), [],
       `${name}: the pinned server has tools its profile does not name; decide for each whether it can `
       + 'create, replace, truncate, move or delete a file: guard it in tracker/profiles.cpp, or list it as '
-      + 'unguarded with the reason (and in the README)');
+      + 'unguarded with the reason (and in docs/configuration.md)');
     assert.deepEqual([...known].filter((tool) => !names.includes(tool)), [],
       `${name}: the profile names tools the pinned server does not have`);
     t.diagnostic(`${name}: ${names.length} tools, ${Object.keys(profile.tools).length} guarded, `

@@ -50,6 +50,29 @@ TEST_SUITE("config")
     CHECK_FALSE(parse_config("{", "f").ok());
   }
 
+  TEST_CASE("the stale-change keys are read into the guard's settings, and checked")
+  {
+    const auto config = parse_config(R"({
+      "stale_edit": "veto", "stale_write": "merge",
+      "kept_text_file_bytes": 4096, "kept_text_total_bytes": 0,
+      "diff_max_lines": 40, "diff_max_bytes": 2000
+    })", "test");
+    REQUIRE(config.ok());
+    const GuardSettings settings = guard_settings(*config);
+    CHECK(settings.stale_edit == StaleEdit::veto);
+    CHECK(settings.stale_write == StaleWrite::merge);
+    CHECK(settings.kept_texts == KeptTextBudget{4096, 0});
+    CHECK(settings.diff_bounds == DiffBounds{40, 2000});
+    const auto defaults = guard_settings(*parse_config("{}", "test"));
+    CHECK(defaults.stale_edit == StaleEdit::rebase);
+    CHECK(defaults.stale_write == StaleWrite::veto);
+    CHECK(parse_config(R"({"stale_edit":"merge"})", "f").error().find("stale_edit") != std::string::npos);
+    CHECK(parse_config(R"({"stale_write":"rebase"})", "f").error().find("stale_write") != std::string::npos);
+    CHECK_FALSE(parse_config(R"({"kept_text_total_bytes":-1})", "f").ok());
+    CHECK_FALSE(parse_config(R"({"diff_max_bytes":100})", "f").ok());
+    CHECK_FALSE(parse_config(R"({"diff_max_lines":"many"})", "f").ok());
+  }
+
   TEST_CASE("the flag beats the environment, which beats the file")
   {
     CHECK(load_effective_config({std::nullopt, "warn", std::nullopt, std::nullopt})->mode == Mode::warn);

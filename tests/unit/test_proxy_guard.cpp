@@ -44,7 +44,9 @@ struct Session {
   Outbox out;
   Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
 
-  explicit Session(GuardSettings settings = {}, std::string client = "test-client")
+  // `server_version` "1.2.29" makes the server @agent-infra's fork.
+  explicit Session(GuardSettings settings = {}, std::string client = "test-client",
+                   std::string server_version = "0.2.0")
     : guard(disk, std::move(settings), "/home", "/ws")
   {
     disk.make_directory("/ws");
@@ -52,8 +54,10 @@ struct Session {
     disk.advance(10'000'000'000LL); // files made by tests are past the racy window
     request(json_line({{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
                        {"params", {{"clientInfo", {{"name", client}, {"version", "1"}}}}}}));
-    answer(0, {{"serverInfo", {{"name", "secure-filesystem-server"}, {"version", "0.2.0"}}}});
-    list_directories({"/ws"});
+    answer(0, {{"serverInfo", {{"name", "secure-filesystem-server"}, {"version", server_version}}}});
+    if (server_version == "0.2.0") {
+      list_directories({"/ws"});
+    }
   }
 
   static std::string json_line(const nlohmann::json& message) { return message.dump() + "\n"; }
@@ -154,6 +158,54 @@ struct Session {
     call(id, "read_text_file", extra);
     REQUIRE(forwarded_ids() == std::vector<nlohmann::json>{id});
     answer_text(id, "shown");
+  }
+
+  // A whole read of `path` with `tool`, answered with the file's content as
+  // server-filesystem answers: the text in content and structuredContent.
+  void read_content(int id, const std::string& path, const std::string& tool = "read_text_file")
+  {
+    call(id, tool, {{"path", path}});
+    REQUIRE(forwarded_ids() == std::vector<nlohmann::json>{id});
+    const std::string text = *disk.content(path);
+    answer(id, {{"content", {{{"type", "text"}, {"text", text}}}},
+                {"structuredContent", {{"content", text}}}});
+  }
+
+  // The answer to `id` the last step sent the client, parsed.
+  nlohmann::json client_line(const nlohmann::json& id) const
+  {
+    for (const auto& line : out.to_client) {
+      const auto message = nlohmann::json::parse(line);
+      if (message["id"] == id) {
+        return message;
+      }
+    }
+    return nullptr;
+  }
+
+  // The text of the answer to `id` the last step sent the client.
+  std::string client_text(const nlohmann::json& id) const
+  {
+    const auto message = client_line(id);
+    std::string text;
+    if (message.is_object()) {
+      for (const auto& block : message["result"]["content"]) {
+        text += block["text"].get<std::string>();
+      }
+    }
+    return text;
+  }
+
+  // The params.arguments of the request with `id` the last step forwarded.
+  nlohmann::json forwarded_arguments(const nlohmann::json& id) const
+  {
+    for (const auto& line : out.to_upstream) {
+      const auto message = nlohmann::json::parse(line);
+      if (message.value("id", nlohmann::json()) == id) {
+        return message["params"]["arguments"];
+      }
+    }
+    return nullptr;
   }
 };
 
@@ -658,5 +710,505 @@ TEST_SUITE("guard")
     CHECK(s.answered(3) == "-32600");
     const auto unanswered = s.guard.take_unanswered();
     CHECK(unanswered.size() == 2);
+  }
+}
+
+namespace {
+
+std::string numbered_lines(int count)
+{
+  std::string text;
+  for (int line = 1; line <= count; ++line) {
+    text += "line " + std::to_string(line) + "\n";
+  }
+  return text;
+}
+
+std::string replaced(std::string text, const std::string& what, const std::string& by)
+{
+  return text.replace(text.find(what), what.size(), by);
+}
+
+nlohmann::json one_edit(const std::string& path, const std::string& old_text,
+                        const std::string& new_text)
+{
+  return {{"path", path}, {"edits", {{{"oldText", old_text}, {"newText", new_text}}}}};
+}
+
+} // namespace
+
+TEST_SUITE("guard: stale changes")
+{
+  TEST_CASE("a changed veto after a whole read shows the diff, and counts as a read")
+  {
+    Session s;
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string formatted = replaced(seen, "line 1\n", "// formatted\n");
+    s.disk.write("/ws/a.txt", formatted);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", seen + "line 51\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    const auto meta = s.client_line(2)["result"]["_meta"]["fsguard/veto"];
+    CHECK(meta["diff_complete"] == true);
+    CHECK(meta["counts_as_read"] == true);
+    CHECK(meta["cause"] == "outside fsguard");
+    CHECK(meta["seen_xxh3_128"] == to_hex(fake_hash(seen)));
+    CHECK(meta["current_xxh3_128"] == to_hex(fake_hash(formatted)));
+    const std::string text = s.client_text(2);
+    CAPTURE(text);
+    CHECK(text.find("modified outside fsguard since you last read or wrote it") != std::string::npos);
+    CHECK(text.find("@@ -1,4 +1,4 @@\n-line 1\n+// formatted\n") != std::string::npos);
+    CHECK(text.find("This diff counts as your read") != std::string::npos);
+    // The corrected retry, a model turn later, needs no read.
+    s.now += std::chrono::seconds(2);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", formatted + "line 51\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
+  TEST_CASE("the calls that reach fsguard right after a veto were written before it: they get the veto too")
+  {
+    Session s;
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string now = replaced(seen, "line 3\n", "line three\n");
+    s.disk.write("/ws/a.txt", now);
+    // One model turn's writes, sent together or one after the other.
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    CHECK(s.answered(2) == "changed");
+    s.now += k_take_in_time / 2;
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
+    CHECK(s.answered(3) == "changed");
+    CHECK(*s.disk.content("/ws/a.txt") == now);
+    // The agent's next turn comes later, and relies on the diff.
+    s.now += k_take_in_time;
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", now + "four\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
+  }
+
+  TEST_CASE("a veto that counts as a read licenses only the calls sent after it")
+  {
+    Session s;
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.call(2, "read_text_file", {{"path", "/ws/a.txt"}}); // in flight: holds the writes
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", "four\n"}});
+    CHECK(s.forwarded_ids().empty());
+    s.disk.write("/ws/a.txt", replaced(seen, "line 3\n", "line three\n"));
+    s.answer(2, {{"isError", true}, {"content", {{{"type", "text"}, {"text", "failed"}}}}});
+    CHECK(s.answered(3) == "changed"); // the diff counts as a read once taken in...
+    CHECK(s.answered(4) == "changed");  // ...not for a call sent before it
+    s.now += std::chrono::seconds(1);
+    s.call(5, "write_file",
+           {{"path", "/ws/a.txt"}, {"content", replaced(seen, "line 3\n", "line three\n") + "five\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{5});
+  }
+
+  TEST_CASE("a write held up longer than the take-in time (a permission prompt) still cannot undo the change a veto showed")
+  {
+    Session s;
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string now = replaced(seen, "line 3\n", "line three\n");
+    s.disk.write("/ws/a.txt", now);
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 3\n", "LINE 3\n"));
+    REQUIRE(s.answered(2) == "changed");
+    // The same model turn's next call, written from the old version, waited
+    // for the person to allow it.
+    s.now += std::chrono::seconds(5);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", seen + "line 21\n"}});
+    REQUIRE(s.answered(3) == "changed");
+    const std::string text = s.client_text(3);
+    CAPTURE(text);
+    CHECK(text.find("This write would undo it") != std::string::npos);
+    CHECK(*s.disk.content("/ws/a.txt") == now);
+    // A write that keeps the change passes; so does any write after a read.
+    s.now += std::chrono::seconds(5);
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", now + "line 21\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
+  }
+
+  TEST_CASE("after a veto that counts as a read, a real read lets a write replace the change")
+  {
+    Session s;
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string now = replaced(seen, "line 3\n", "line three\n");
+    s.disk.write("/ws/a.txt", now);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    s.now += std::chrono::seconds(2);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", seen + "twenty-one\n"}});
+    REQUIRE(s.answered(3) == "changed"); // would undo what the diff showed
+    s.read_content(4, "/ws/a.txt");
+    s.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", "five\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{5});
+  }
+
+  TEST_CASE("a cut diff, a partial read or an evicted text gives the plain changed veto")
+  {
+    const std::string seen = numbered_lines(300);
+    std::string rewritten;
+    for (int line = 1; line <= 300; ++line) {
+      rewritten += "new " + std::to_string(line) + "\n";
+    }
+    SUBCASE("cut")
+    {
+      Session s;
+      s.disk.write("/ws/a.txt", seen);
+      s.read_content(1, "/ws/a.txt");
+      s.disk.write("/ws/a.txt", rewritten);
+      s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+      REQUIRE(s.answered(2) == "changed");
+      CHECK(s.client_line(2)["result"]["_meta"]["fsguard/veto"]["diff_complete"] == false);
+      CHECK(s.client_text(2).find("fsguard cut the diff here") != std::string::npos);
+      CHECK(s.client_text(2).find("does not count as a read") != std::string::npos);
+      s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+      CHECK(s.answered(3) == "changed");
+    }
+    SUBCASE("evicted")
+    {
+      GuardSettings settings;
+      settings.kept_texts.total_bytes = 0;
+      Session s(settings);
+      s.disk.write("/ws/a.txt", seen);
+      s.read_content(1, "/ws/a.txt");
+      s.disk.write("/ws/a.txt", replaced(seen, "line 1\n", "one\n"));
+      s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+      REQUIRE(s.answered(2) == "changed");
+      CHECK(s.client_text(2).find("@@") == std::string::npos);
+      CHECK(s.client_text(2).find("Read it again to get its current content") != std::string::npos);
+      s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+      CHECK(s.answered(3) == "changed");
+    }
+    SUBCASE("partial")
+    {
+      Session s;
+      s.disk.write("/ws/a.txt", seen);
+      s.call(1, "read_text_file", {{"path", "/ws/a.txt"}, {"head", 5}});
+      s.answer_text(1, "line 1\nline 2\nline 3\nline 4\nline 5");
+      s.disk.write("/ws/a.txt", replaced(seen, "line 1\n", "one\n"));
+      s.call(2, "edit_file", one_edit("/ws/a.txt", "line 4\n", "four\n"));
+      REQUIRE(s.answered(2) == "changed");
+      CHECK(s.client_text(2).find("@@") == std::string::npos);
+    }
+    SUBCASE("a read whose text is not the file's content")
+    {
+      Session s;
+      s.disk.write("/ws/a.txt", seen);
+      s.read(1, "/ws/a.txt"); // answered "shown"
+      s.disk.write("/ws/a.txt", replaced(seen, "line 1\n", "one\n"));
+      s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+      REQUIRE(s.answered(2) == "changed");
+      CHECK(s.client_text(2).find("@@") == std::string::npos);
+    }
+  }
+
+  TEST_CASE("a diff the client would cut does not count as a read")
+  {
+    GuardSettings settings;
+    settings.client_result_limits["test-client"] = 700;
+    Session s(settings);
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt"); // a short answer: seen whole
+    const std::string now = replaced(seen, "line 1\n", "one\n");
+    s.disk.write("/ws/a.txt", now);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    CHECK(s.out.to_client.front().size() > 700);
+    CHECK(s.client_line(2)["result"]["_meta"]["fsguard/veto"]["counts_as_read"] == false);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", now + "x\n"}});
+    CHECK(s.answered(3) == "changed");
+  }
+
+  TEST_CASE("a file that changes before its read's hash is taken keeps what the read showed")
+  {
+    Session s;
+    const std::string text = numbered_lines(10);
+    s.disk.write("/ws/a.txt", text);
+    s.disk.advance(3'000'000'000LL); // old enough for the stat to vouch: the hash is owed
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    const std::string line =
+      nlohmann::json{{"jsonrpc", "2.0"}, {"id", 1},
+                     {"result", {{"content", {{{"type", "text"}, {"text", text}}}}}}}.dump();
+    s.out = Outbox{};
+    s.guard.on_upstream_response("1", line, skim_message(line), s.out, s.now);
+    s.disk.replace("/ws/a.txt", text); // renamed over with the same bytes before the hash
+    s.guard.settle_reads();
+    const SeenRecord* record = s.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->hash_state == HashState::known);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+
+  TEST_CASE("a changed veto stays under 8 KiB by default, however large the change")
+  {
+    Session s;
+    std::string seen;
+    std::string rewritten;
+    for (int line = 0; line < 5000; ++line) {
+      seen += std::string(70, 'a') + std::to_string(line) + "\n";
+      rewritten += std::string(70, 'b') + std::to_string(line) + "\n";
+    }
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.write("/ws/a.txt", rewritten);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    CHECK(s.out.to_client.front().size() < 8192);
+  }
+
+  TEST_CASE("a stale edit far from the outside change is applied to the current content")
+  {
+    Session s;
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string formatted = replaced(seen, "line 1\n", "// formatted\n");
+    s.disk.write("/ws/a.txt", formatted);
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 40\n", "LINE 40\n"));
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    const std::string edited = replaced(formatted, "line 40\n", "LINE 40\n");
+    s.disk.replace("/ws/a.txt", edited);
+    CHECK_FALSE(s.answer_text(2, diff_of(formatted, edited))); // fsguard's version goes instead
+    REQUIRE(s.out.to_client.size() == 1);
+    const auto answer = s.client_line(2);
+    CHECK(answer["result"]["content"].size() == 2);
+    CHECK(answer["result"]["_meta"]["fsguard/stale"]["how"] == "rebase");
+    const std::string note = answer["result"]["content"][1]["text"];
+    CAPTURE(note);
+    CHECK(note.find("had been modified outside fsguard") != std::string::npos);
+    CHECK(note.find("-line 1\n+// formatted\n") != std::string::npos);
+    // Right after the note, a call was written without it in view.
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
+    CHECK(s.answered(3) == "not_read");
+    // A turn later the agent knows the result whole: a rewrite passes...
+    s.now += std::chrono::seconds(1);
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", edited + "line 51\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
+  }
+
+  TEST_CASE("after a rebase, a write written from the old version cannot undo the outside change, however late it comes")
+  {
+    Session s;
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string formatted = replaced(seen, "line 1\n", "// formatted\n");
+    s.disk.write("/ws/a.txt", formatted);
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 40\n", "LINE 40\n"));
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    const std::string edited = replaced(formatted, "line 40\n", "LINE 40\n");
+    s.disk.replace("/ws/a.txt", edited);
+    s.answer_text(2, diff_of(formatted, edited));
+    s.now += std::chrono::seconds(5); // held by a permission prompt
+    s.call(3, "write_file",
+           {{"path", "/ws/a.txt"}, {"content", replaced(seen, "line 40\n", "LINE 40\n") + "x\n"}});
+    CHECK(s.answered(3) == "changed");
+    CHECK(*s.disk.content("/ws/a.txt") == edited);
+  }
+
+  TEST_CASE("a call sent before a rebased edit's answer is not licensed by it")
+  {
+    Session s;
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string formatted = replaced(seen, "line 1\n", "// formatted\n");
+    s.disk.write("/ws/a.txt", formatted);
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 40\n", "LINE 40\n"));
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", replaced(seen, "line 40\n", "LINE 40\n") + "x\n"}});
+    CHECK(s.forwarded_ids().empty()); // held
+    const std::string edited = replaced(formatted, "line 40\n", "LINE 40\n");
+    s.disk.replace("/ws/a.txt", edited);
+    s.answer_text(2, diff_of(formatted, edited));
+    CHECK(s.answered(3) == "not_read"); // it was written without the note in view
+    CHECK(*s.disk.content("/ws/a.txt") == edited);
+  }
+
+  TEST_CASE("a stale edit that touches the changed line is vetoed with the diff")
+  {
+    Session s;
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.write("/ws/a.txt", replaced(seen, "line 10\n", "line 10 // reviewed\n"));
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 10\n", "LINE 10\n"));
+    REQUIRE(s.answered(2) == "changed");
+    const std::string text = s.client_text(2);
+    CAPTURE(text);
+    CHECK(text.find("+line 10 // reviewed\n") != std::string::npos);
+    CHECK(text.find("did not apply your edit to the current content") != std::string::npos);
+    // The veto counts as a read: the edit retried against the current line passes.
+    s.now += std::chrono::seconds(1);
+    s.call(3, "edit_file", one_edit("/ws/a.txt", "line 10 // reviewed\n", "LINE 10\n"));
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
+  TEST_CASE("with stale_edit veto, a stale edit is never applied")
+  {
+    GuardSettings settings;
+    settings.stale_edit = StaleEdit::veto;
+    Session s(settings);
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.write("/ws/a.txt", replaced(seen, "line 1\n", "one\n"));
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 40\n", "LINE 40\n"));
+    CHECK(s.answered(2) == "changed");
+  }
+
+  TEST_CASE("in warn mode a stale edit goes through as it is, with no rebase")
+  {
+    GuardSettings settings;
+    settings.mode = Mode::warn;
+    Session s(settings);
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.write("/ws/a.txt", replaced(seen, "line 1\n", "one\n"));
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 40\n", "LINE 40\n"));
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    const std::string after = replaced(*s.disk.content("/ws/a.txt"), "line 40\n", "LINE 40\n");
+    const std::string before = *s.disk.content("/ws/a.txt");
+    s.disk.replace("/ws/a.txt", after);
+    CHECK(s.answer_text(2, diff_of(before, after))); // relayed as it is
+  }
+
+  TEST_CASE("with stale_write merge, a write that does not overlap the change is merged")
+  {
+    GuardSettings settings;
+    settings.stale_write = StaleWrite::merge;
+    Session s(settings);
+    s.guard.set_auditing(true);
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string theirs = replaced(seen, "line 1\n", "// formatted\n");
+    s.disk.write("/ws/a.txt", theirs);
+    const std::string ours = replaced(seen, "line 40\n", "LINE 40\n");
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", ours}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    const std::string merged = replaced(theirs, "line 40\n", "LINE 40\n");
+    CHECK(s.forwarded_arguments(2)["content"] == merged);
+    REQUIRE(s.out.decisions.size() == 1);
+    CHECK(s.out.decisions.front()["decision"] == "merge");
+    CHECK(s.out.decisions.front()["fingerprint"]["seen_xxh3_128"] == to_hex(fake_hash(seen)));
+    CHECK(s.out.decisions.front()["fingerprint"]["current_xxh3_128"] == to_hex(fake_hash(theirs)));
+    s.disk.replace("/ws/a.txt", merged);
+    CHECK_FALSE(s.answer_text(2, "Successfully wrote to /ws/a.txt"));
+    const std::string note = s.client_text(2);
+    CAPTURE(note);
+    CHECK(note.find("Your write was merged") != std::string::npos);
+    CHECK(note.find("-line 1\n+// formatted\n") != std::string::npos);
+    s.now += std::chrono::seconds(1);
+    s.call(3, "edit_file", one_edit("/ws/a.txt", "// formatted\n", "// done\n"));
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
+  TEST_CASE("with stale_write merge, an overlapping write is vetoed with the conflict")
+  {
+    GuardSettings settings;
+    settings.stale_write = StaleWrite::merge;
+    Session s(settings);
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.write("/ws/a.txt", replaced(seen, "line 40\n", "theirs 40\n"));
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", replaced(seen, "line 40\n", "ours 40\n")}});
+    REQUIRE(s.answered(2) == "changed");
+    CHECK(s.client_line(2)["result"]["_meta"]["fsguard/veto"]["merge"] == "conflict");
+    const std::string text = s.client_text(2);
+    CAPTURE(text);
+    CHECK(text.find("<<<<<<< your write\nours 40\n") != std::string::npos);
+    CHECK(text.find("theirs 40\n>>>>>>> on disk now") != std::string::npos);
+    CHECK(*s.disk.content("/ws/a.txt") == replaced(seen, "line 40\n", "theirs 40\n"));
+  }
+
+  TEST_CASE("a rebase is audited with both hashes and the result's")
+  {
+    Session s;
+    s.guard.set_auditing(true);
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string formatted = replaced(seen, "line 1\n", "// formatted\n");
+    s.disk.write("/ws/a.txt", formatted);
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 40\n", "LINE 40\n"));
+    REQUIRE(s.out.decisions.size() == 1);
+    const auto& record = s.out.decisions.front();
+    CHECK(record["decision"] == "rebase");
+    CHECK(record["code"] == "changed");
+    CHECK(record["fingerprint"]["seen_xxh3_128"] == to_hex(fake_hash(seen)));
+    CHECK(record["fingerprint"]["current_xxh3_128"] == to_hex(fake_hash(formatted)));
+    CHECK(record["fingerprint"]["result_xxh3_128"]
+          == to_hex(fake_hash(replaced(formatted, "line 40\n", "LINE 40\n"))));
+  }
+
+  TEST_CASE("the agent's own write kept: a formatter after it shows as a diff from what it wrote")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "old\n");
+    s.read_content(1, "/ws/a.txt");
+    const std::string written = numbered_lines(30);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", written}});
+    s.disk.replace("/ws/a.txt", written);
+    s.answer_text(2, "Successfully wrote to /ws/a.txt");
+    s.disk.write("/ws/a.txt", replaced(written, "line 2\n", "line two\n")); // format on save
+    s.call(3, "edit_file", one_edit("/ws/a.txt", "line 25\n", "LINE 25\n"));
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3}); // rebased
+  }
+
+  TEST_CASE("the cause of a change the agent made itself through another name is its own write")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\n");
+    s.disk.write("/ws/b.txt", "b\n");
+    s.read_content(1, "/ws/a.txt");
+    s.read_content(2, "/ws/b.txt");
+    s.call(3, "write_file", {{"path", "/ws/b.txt"}, {"content", "shared\n"}});
+    s.disk.replace("/ws/b.txt", "shared\n");
+    s.disk.write("/ws/a.txt", "shared\n"); // a hard link, say, written in place
+    s.answer_text(3, "Successfully wrote to /ws/b.txt");
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    REQUIRE(s.answered(4) == "changed");
+    CHECK(s.client_text(4).find("modified by your own write_file of /ws/b.txt through fsguard")
+          != std::string::npos);
+  }
+
+  TEST_CASE("veto texts name the profile's own read tool")
+  {
+    Session s({}, "test-client", "1.2.29"); // @agent-infra/mcp-server-filesystem
+    s.disk.write("/ws/a.txt", "a\n");
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    REQUIRE(s.answered(1) == "not_read");
+    const std::string text = s.client_text(1);
+    CHECK(text.find("Read it with read_file, then retry.") != std::string::npos);
+    CHECK(text.find("read_text_file") == std::string::npos);
+  }
+
+  TEST_CASE("agent-infra's edit_file is rebased too, and held to what it should leave")
+  {
+    Session s({}, "test-client", "1.2.29");
+    const std::string seen = numbered_lines(50);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt", "read_file");
+    const std::string formatted = replaced(seen, "line 1\n", "// formatted\n");
+    s.disk.write("/ws/a.txt", formatted);
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 40\n", "LINE 40\n"));
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    const std::string edited = replaced(formatted, "line 40\n", "LINE 40\n");
+    s.disk.write("/ws/a.txt", edited + "hook\n"); // someone else at the same moment
+    s.answer_text(2, "```diff\n...```\n\n");
+    s.now += std::chrono::seconds(1);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    CHECK(s.answered(3) == "changed");
   }
 }

@@ -160,4 +160,44 @@ TEST_SUITE("profiles")
     CHECK_FALSE(std::regex_match("[Reading 010 lines from start (total: 10 lines, 0 remaining)]", whole));
     CHECK_FALSE(std::regex_match("[Reading 10 lines from start]", whole));
   }
+
+  TEST_CASE("each profile's texts name its own tools")
+  {
+    const ToolNames reference = tool_names(profile_named("server-filesystem")->tools);
+    CHECK(reference.read == "read_text_file");
+    CHECK(reference.read_whole == "without head or tail");
+    CHECK(reference.read_bytes == "read_media_file");
+    CHECK(reference.write == "write_file");
+    CHECK(reference.edit == "edit_file");
+    const ToolNames fork = tool_names(profile_named("agent-infra-filesystem")->tools);
+    CHECK(fork.read == "read_file");
+    CHECK(fork.read_whole.empty());
+    CHECK(fork.read_bytes.empty());
+    const ToolNames commander = tool_names(profile_named("desktop-commander")->tools);
+    CHECK(commander.read == "read_file");
+    CHECK(commander.read_whole.find("line count") != std::string::npos);
+    CHECK(commander.edit == "edit_block");
+    CHECK(commander.write == "write_file");
+    const auto custom = parse_tool_map(nlohmann::json::parse(
+      R"({"view": {"role": "read", "path": "file", "partial_if_set": ["start", "end"]},
+          "str_replace": {"role": "edit", "path": "file"}})"));
+    REQUIRE(custom.ok());
+    const ToolNames names = tool_names(*custom);
+    CHECK(names.read == "view");
+    CHECK(names.read_whole == "without start or end");
+    CHECK(names.edit == "str_replace");
+    CHECK(names.write == "write_file"); // none in the map: the default stands in
+  }
+
+  TEST_CASE("only the edit tools fsguard can reproduce are rebased")
+  {
+    CHECK(profile_named("server-filesystem")->tools.at("edit_file").edit_semantics
+          == EditSemantics::first_exact_match);
+    CHECK(profile_named("agent-infra-filesystem")->tools.at("edit_file").edit_semantics
+          == EditSemantics::first_exact_match_dollar_patterns);
+    CHECK(profile_named("desktop-commander")->tools.at("edit_block").edit_semantics
+          == EditSemantics::unknown);
+    const auto custom = parse_tool_map(nlohmann::json::parse(R"({"e": {"role": "edit"}})"));
+    CHECK(custom->at("e").edit_semantics == EditSemantics::unknown);
+  }
 }

@@ -72,4 +72,92 @@ TEST_SUITE("veto")
     CHECK(text.find("edit_file") != std::string::npos);
     CHECK(text.find("read its exact bytes with read_media_file") != std::string::npos);
   }
+
+  TEST_CASE("a changed veto with a complete diff says that it counts as a read")
+  {
+    Veto veto;
+    veto.code = VetoCode::changed;
+    veto.path = "/ws/a.txt";
+    veto.cause = "outside fsguard";
+    veto.diff = "--- a\n+++ b\n@@ -1,1 +1,1 @@\n-x\n+y\n";
+    veto.diff_complete = true;
+    veto.counts_as_read = true;
+    const std::string text = veto_text("edit_file", veto);
+    CHECK(text.find("modified outside fsguard since you last read or wrote it") != std::string::npos);
+    CHECK(text.find("```diff\n--- a\n+++ b\n@@ -1,1 +1,1 @@\n-x\n+y\n```\n") != std::string::npos);
+    CHECK(text.find("This diff counts as your read") != std::string::npos);
+    veto.diff_complete = false;
+    veto.counts_as_read = false;
+    const std::string cut = veto_text("edit_file", veto);
+    CHECK(cut.find("(cut: longer than fsguard shows)") != std::string::npos);
+    CHECK(cut.find("does not count as a read. Read it with read_text_file") != std::string::npos);
+  }
+
+  TEST_CASE("the changed text never dates the change before the read")
+  {
+    Veto veto;
+    veto.code = VetoCode::changed;
+    veto.path = "/ws/a.txt";
+    veto.seen_at_ns = 1'700'000'000'148'000'000LL;
+    veto.current_mtime_ns = 1'700'000'000'147'000'000LL; // landed while the read was answered
+    const std::string text = veto_text("edit_file", veto);
+    CAPTURE(text);
+    CHECK(text.find("last modified") == std::string::npos);
+    CHECK(text.find("its modification time, 2023-11-14T22:13:20.147Z, does not show when it changed")
+          != std::string::npos);
+  }
+
+  TEST_CASE("the recovery of an image or a sound names the media read")
+  {
+    Veto veto;
+    veto.code = VetoCode::not_read;
+    for (const char* path : {"/ws/logo.png", "/ws/Photo.JPEG", "/ws/a.d/clip.mp3"}) {
+      veto.path = path;
+      CHECK(veto_text("write_file", veto).ends_with("Read it with read_media_file, then retry."));
+    }
+    for (const char* path : {"/ws/notes.txt", "/ws/png", "/ws/a.png/readme"}) {
+      veto.path = path;
+      CHECK(veto_text("write_file", veto).ends_with(
+        "Read it with read_text_file (without head or tail), then retry."));
+    }
+    ToolNames names; // a profile without a media read names its text read
+    names.read_bytes.clear();
+    veto.path = "/ws/logo.png";
+    CHECK(veto_text("write_file", veto, names).ends_with(
+      "Read it with read_text_file (without head or tail), then retry."));
+  }
+
+  TEST_CASE("texts name the tools they are given")
+  {
+    ToolNames names;
+    names.read = "read_file";
+    names.read_whole.clear();
+    names.read_bytes.clear();
+    names.edit = "edit_block";
+    Veto veto;
+    veto.code = VetoCode::not_read;
+    veto.path = "/ws/a.txt";
+    CHECK(veto_text("write_file", veto, names).ends_with("Read it with read_file, then retry."));
+    veto.code = VetoCode::lossy_read;
+    const std::string lossy = veto_text("write_file", veto, names);
+    CHECK(lossy.find("edit_block too") != std::string::npos);
+    CHECK(lossy.find("read_media_file") == std::string::npos);
+    CHECK(lossy.find("read_text_file") == std::string::npos);
+  }
+
+  TEST_CASE("the unknown_outcome text is only its own")
+  {
+    Veto veto;
+    veto.code = VetoCode::unknown_outcome;
+    veto.path = "/ws/a.txt";
+    const std::string text = veto_text("write_file", veto);
+    CHECK(text.ends_with("Read it again, then retry."));
+    CHECK(text.find("UTF-8") == std::string::npos);
+  }
+
+  TEST_CASE("a diff with backticks gets a longer fence")
+  {
+    CHECK(fenced_diff("+```js\n") == "````diff\n+```js\n````\n");
+    CHECK(fenced_diff("+x") == "```diff\n+x\n```\n");
+  }
 }

@@ -1,0 +1,71 @@
+// The texts the agent has seen whole, kept within a memory budget so that a
+// later change to the file can be shown as a diff, and a stale edit or write
+// can be carried over to the current content. Keyed by content hash: a text
+// serves exactly the records whose hash is its own.
+#pragma once
+
+#include <cstddef>
+#include <list>
+#include <string>
+#include <unordered_map>
+
+#include "tracker/file_state.hpp"
+
+namespace fsguard {
+
+// How much memory kept texts may take: no text longer than `file_bytes`,
+// and no more than `total_bytes` in all (each text also costs
+// KeptTexts::k_entry_bytes of bookkeeping). A total of 0 keeps nothing.
+struct KeptTextBudget {
+  std::size_t file_bytes = 1024 * 1024;
+  std::size_t total_bytes = 32 * 1024 * 1024;
+  bool operator==(const KeptTextBudget&) const = default;
+};
+
+class KeptTexts {
+public:
+  // What one kept text costs besides its bytes (nodes, string header).
+  static constexpr std::size_t k_entry_bytes = 128;
+
+  explicit KeptTexts(KeptTextBudget budget = {}) : m_budget(budget) {}
+
+  // Applies `budget`, dropping the least recently used texts past it.
+  void set_budget(KeptTextBudget budget);
+  const KeptTextBudget& budget() const { return m_budget; }
+
+  // Keeps `text`, whose content hash is `hash` (the caller has checked it),
+  // dropping the least recently used texts to make room. False, and
+  // nothing kept, when `text` alone is over the budget.
+  bool keep(const ContentHash& hash, std::string text);
+
+  // The text whose hash is `hash`, if kept; it becomes the most recently
+  // used. Valid until the next keep() or set_budget().
+  const std::string* find(const ContentHash& hash);
+
+  // The bytes the kept texts take, bookkeeping included.
+  std::size_t bytes() const { return m_bytes; }
+  // How many texts are kept.
+  std::size_t size() const { return m_order.size(); }
+
+private:
+  struct HashKey {
+    std::size_t operator()(const ContentHash& hash) const
+    {
+      return static_cast<std::size_t>(hash[0] ^ (hash[1] * 0x9e3779b97f4a7c15ULL));
+    }
+  };
+  struct Entry {
+    ContentHash hash{};
+    std::string text;
+  };
+
+  void shrink_to(std::size_t total);
+  static std::size_t cost(const std::string& text) { return text.size() + k_entry_bytes; }
+
+  KeptTextBudget m_budget;
+  std::list<Entry> m_order; // most recently used first
+  std::unordered_map<ContentHash, std::list<Entry>::iterator, HashKey> m_index;
+  std::size_t m_bytes = 0;
+};
+
+} // namespace fsguard
