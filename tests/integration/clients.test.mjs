@@ -8,8 +8,9 @@
 //
 // Core scenario (lib/clients.mjs): a blind write_file is vetoed, with fsguard's
 // text reaching the client; read_text_file; write_file passes; an outside
-// writer changes the file; write_file is vetoed as changed. The bytes on disk
-// are checked after each step. Versions are pinned in package.json.
+// writer changes the file; write_file is vetoed as changed, and the veto's
+// diff of the change reaches the client too. The bytes on disk are checked
+// after each step. Versions are pinned in package.json.
 //
 // fsguard keeps its records for one session, that is, one upstream process.
 // The Inspector CLI starts a new server for every call, so it cannot carry a

@@ -85,11 +85,13 @@ export function assertAllowed(result, what) {
 export function assertWriteVeto(result, code, file, what) {
   const text = textOf(result);
   assert.equal(result?.isError, true, `${what}: expected a ${code} veto, got ${JSON.stringify(result)}`);
-  assert.deepEqual(result._meta?.['fsguard/veto'], { code, tool: 'write_file', path: file }, `${what}: _meta`);
+  const meta = result._meta?.['fsguard/veto'];
+  assert.deepEqual({ code: meta?.code, tool: meta?.tool, path: meta?.path }, { code, tool: 'write_file', path: file },
+    `${what}: _meta`);
   assert.ok(text.startsWith(`fsguard refused write_file: ${file} `), `${what}: text: ${text}`);
   const phrase = {
     not_read: /has not been read in this session/,
-    changed: /has been modified since you last read it/,
+    changed: /has been modified\b.*\bsince you last read/,
   }[code];
   if (phrase) assert.match(text, phrase, `${what}: text`);
 }
@@ -103,7 +105,8 @@ export const ORIGINAL = 'written before the session\n';
  * an existing file holding ORIGINAL that the session has not read. Checks the
  * bytes on disk after every step:
  *   blind write_file → not_read veto; read_text_file; write_file passes;
- *   an outside writer changes the file; write_file → changed veto.
+ *   an outside writer changes the file; write_file → changed veto, whose
+ *   diff shows the outside writer's line.
  */
 export async function coreScenario(call, file) {
   const disk = () => fs.readFileSync(file, 'utf8');
@@ -126,6 +129,8 @@ export async function coreScenario(call, file) {
   const later = new Date(Date.now() + 5_000);
   fs.utimesSync(file, later, later);
 
-  assertWriteVeto(await call('write_file', { path: file, content: 'agent, stale\n' }), 'changed', file, 'stale write');
+  const stale = await call('write_file', { path: file, content: 'agent, stale\n' });
+  assertWriteVeto(stale, 'changed', file, 'stale write');
+  assert.ok(textOf(stale).includes(`+${outside}`), `the veto's diff shows the outside line: ${textOf(stale)}`);
   assert.equal(disk(), outside, "the outside writer's content survives");
 }
