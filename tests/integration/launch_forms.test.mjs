@@ -1,9 +1,10 @@
-// fsguard starts in each command form that a client stores (issue 18, item 1):
-// the `mcp add` commands of the clients, and the Inspector's command line,
-// each pass fsguard a command line of their own making, and some of them eat
-// a `--`. Each form is launched as the client launches it, fsguard found on
-// PATH by name, and must reach the server and guard it: tools/list answers,
-// and a blind write_file is vetoed. A form with a config must also apply it.
+// fsguard starts in each command form that a client stores (issue 18, item 1;
+// the forms docs/clients.md shows). The `mcp add` commands of the clients and
+// the Inspector's command line each pass fsguard a command line of their own
+// making, and some of them eat a `--`. Each form is launched as the client
+// launches it, fsguard found on PATH by name, and must reach the server and
+// guard it: tools/list answers, and a blind write_file is vetoed. A form with
+// a config must also apply it.
 //
 // Stdio clients (Claude Code, Gemini CLI, Codex, Cursor, VS Code, the SDKs)
 // store a command and an argument list and spawn it; the v1 SDK's
@@ -11,8 +12,9 @@
 // options out of the line first, so its forms run through the pinned
 // Inspector itself.
 //
-// No network: `npx -y @modelcontextprotocol/server-filesystem` runs with
-// npm_config_offline=true from this folder, where npx finds the pinned copy.
+// No network: `npx -y @modelcontextprotocol/server-filesystem@<pinned>` runs
+// with npm_config_offline=true from this folder, where npx finds the pinned
+// copy in node_modules.
 //
 //   node --test --test-concurrency=1 launch_forms.test.mjs      (FSGUARD_BIN=/path/to/fsguard)
 
@@ -32,6 +34,9 @@ import {
 } from './lib/clients.mjs';
 
 const SERVER_PACKAGE = '@modelcontextprotocol/server-filesystem';
+/** The server as docs/clients.md names it for npx: the package at its pinned version. */
+const SERVER_SPEC = `${SERVER_PACKAGE}@${
+  JSON.parse(fs.readFileSync(path.join(TESTS_DIR, 'package.json'), 'utf8')).dependencies[SERVER_PACKAGE]}`;
 
 /**
  * A workspace with a.txt (ORIGINAL), a sub/ folder, a config file that
@@ -95,15 +100,15 @@ async function assertGuarded(client, ws, form) {
   assert.equal(fs.readFileSync(ws.a, 'utf8'), ORIGINAL, `${form}: the file is unchanged`);
 }
 
-test('fsguard npx -y <server> DIR (no --, as Gemini CLI stores it) starts and guards', async (t) => {
+test('fsguard npx -y <server> DIR (no --, as claude, codex and gemini mcp add store it) starts and guards', async (t) => {
   const ws = formWorkspace(t);
-  const { client } = await launch(t, ws, 'fsguard', ['npx', '-y', SERVER_PACKAGE, ws.dir]);
+  const { client } = await launch(t, ws, 'fsguard', ['npx', '-y', SERVER_SPEC, ws.dir]);
   await assertGuarded(client, ws, 'fsguard npx');
 });
 
 test('fsguard -- npx -y <server> DIR starts and guards', async (t) => {
   const ws = formWorkspace(t);
-  const { client } = await launch(t, ws, 'fsguard', ['--', 'npx', '-y', SERVER_PACKAGE, ws.dir]);
+  const { client } = await launch(t, ws, 'fsguard', ['--', 'npx', '-y', SERVER_SPEC, ws.dir]);
   await assertGuarded(client, ws, 'fsguard -- npx');
 });
 
