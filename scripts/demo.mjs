@@ -6,7 +6,8 @@
 // disk, and checks it: the tour exits with status 1 at the first step whose
 // outcome is not the expected one, so it cannot silently claim success.
 //
-// Run it through scripts/demo.sh, which builds fsguard first.
+// Run it through scripts/demo.sh, which builds fsguard and installs the npm
+// packages of scripts/demo/ first (scripts/setup.sh --for demo).
 // FSGUARD_BIN=path runs another fsguard binary instead of build/fsguard.
 
 import fs from 'node:fs';
@@ -15,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const modules = path.join(repo, 'tests', 'integration', 'node_modules');
+const modules = path.join(repo, 'scripts', 'demo', 'node_modules');
 const sdkDir = path.join(modules, '@modelcontextprotocol', 'sdk', 'dist', 'esm');
 const serverJs = path.join(modules, '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 const fsguard = process.env.FSGUARD_BIN
@@ -125,12 +126,12 @@ async function loadSdk() {
     const { StdioClientTransport } = await import(pathToFileURL(path.join(sdkDir, 'client', 'stdio.js')).href);
     return { Client, StdioClientTransport };
   } catch (err) {
-    throw new Error(`cannot load the MCP SDK from tests/integration/node_modules (${err.message}); run scripts/setup.sh first`);
+    throw new Error(`cannot load the MCP SDK from scripts/demo/node_modules (${err.message}); run scripts/setup.sh --for demo first`);
   }
 }
 
 async function main() {
-  for (const [file, hint] of [[fsguard, 'build it with scripts/setup.sh'], [serverJs, 'run scripts/setup.sh']]) {
+  for (const [file, hint] of [[fsguard, 'build it with scripts/setup.sh --for demo'], [serverJs, 'run scripts/setup.sh --for demo']]) {
     if (!fs.existsSync(file)) throw new Error(`${file} is missing; ${hint}`);
   }
   const { Client, StdioClientTransport } = await loadSdk();

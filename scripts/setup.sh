@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
-# Install what fsguard needs (Debian packages, the pinned npm packages of the
-# integration tests) and build it into build/. Safe to run again: each step
-# does nothing when its work is already done.
+# Install what fsguard needs and build it into build/. Safe to run again: each
+# step does nothing when its work is already done.
+#
+# Usage: scripts/setup.sh [--for run|demo|test]
+#   run    what building and running fsguard needs: a C++ toolchain, CMake,
+#          Boost, nlohmann-json, xxHash, utf8proc, libgit2. Builds build/fsguard
+#          alone (no unit tests, no doctest).
+#   demo   run, plus node and the npm packages of scripts/demo/ (the filesystem
+#          server and the SDK client that scripts/demo.mjs drives).
+#   test   (the default) run, plus what the whole test suite needs: doctest,
+#          clang and libclang-rt (fuzzing), valgrind (benchmark check), dpkg-dev
+#          (package test), node >= 20 and the npm packages of tests/integration
+#          and tests/profiles. Builds every target.
 #
 # Environment:
 #   FSGUARD_JOBS   parallel build jobs (default 2)
@@ -18,17 +28,58 @@ die() {
 }
 trap 'printf "setup: error: command failed (line %s): %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
+# ---------------------------------------------------------------- options
+purpose="test"
+while (($# > 0)); do
+  case "$1" in
+    --for)
+      (($# >= 2)) || die "--for needs one of: run, demo, test"
+      purpose="$2"
+      shift 2
+      ;;
+    --for=*)
+      purpose="${1#--for=}"
+      shift
+      ;;
+    -h | --help)
+      sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+      exit 0
+      ;;
+    *) die "unknown argument '$1' (usage: scripts/setup.sh [--for run|demo|test])" ;;
+  esac
+done
+case "$purpose" in
+  run | demo | test) ;;
+  *) die "--for must be run, demo or test, not '$purpose'" ;;
+esac
+step "setting up for: $purpose"
+
 # ---------------------------------------------------------------- apt
-apt_packages=(
+# What the build of fsguard links (CMakeLists.txt: find_package and
+# pkg_check_modules), and the tools that build it.
+run_packages=(
   cmake g++ make pkg-config
   libboost1.81-dev libboost-filesystem1.81-dev
-  nlohmann-json3-dev doctest-dev libxxhash-dev libutf8proc-dev libgit2-dev
-  clang libclang-rt-14-dev dpkg-dev valgrind
+  nlohmann-json3-dev libxxhash-dev libutf8proc-dev libgit2-dev
 )
-# node and npm may come from outside Debian (e.g. /usr/bin/node + a global
-# npm); only ask apt for them when the commands are missing.
-command -v node >/dev/null 2>&1 || apt_packages+=(nodejs)
-command -v npm >/dev/null 2>&1 || apt_packages+=(npm)
+# What only the tests use: doctest (unit tests), clang and libclang-rt
+# (tests/fuzz), dpkg-dev (the package.deb test), valgrind (tests/bench).
+test_packages=(doctest-dev clang libclang-rt-14-dev dpkg-dev valgrind)
+
+apt_packages=("${run_packages[@]}")
+if [[ "$purpose" == test ]]; then
+  apt_packages+=("${test_packages[@]}")
+fi
+needs_node=1
+if [[ "$purpose" == run ]]; then
+  needs_node=0
+fi
+if ((needs_node)); then
+  # node and npm may come from outside Debian (e.g. /usr/bin/node + a global
+  # npm); only ask apt for them when the commands are missing.
+  command -v node >/dev/null 2>&1 || apt_packages+=(nodejs)
+  command -v npm >/dev/null 2>&1 || apt_packages+=(npm)
+fi
 
 is_installed() {
   [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
@@ -58,15 +109,19 @@ else
   step "Debian packages: all present"
 fi
 
-command -v node >/dev/null 2>&1 || die "node is still missing after installing nodejs"
-command -v npm >/dev/null 2>&1 || die "npm is still missing after installing npm"
-node_major="$(node -p 'process.versions.node.split(".")[0]')"
-((node_major >= 18)) || die "node $(node --version) is too old; the MCP SDK needs node >= 18"
+# ---------------------------------------------------------------- node, npm
+if ((needs_node)); then
+  command -v node >/dev/null 2>&1 || die "node is still missing after installing nodejs"
+  command -v npm >/dev/null 2>&1 || die "npm is still missing after installing npm"
+  node_major="$(node -p 'process.versions.node.split(".")[0]')"
+  if [[ "$purpose" == test ]]; then
+    # The v2 SDK client and mcpc (tests/integration) declare node >= 20.
+    ((node_major >= 20)) || die "node $(node --version) is too old; the test suite needs node >= 20"
+  else
+    ((node_major >= 18)) || die "node $(node --version) is too old; the MCP SDK needs node >= 18"
+  fi
+fi
 
-# ---------------------------------------------------------------- npm
-# tests/integration: the SDK client and the MCP servers the tests run.
-# tests/profiles: third-party filesystem servers for the profile tests
-# (installed with scripts disabled by its .npmrc).
 install_npm_folder() {
   local dir="$1"
   [[ -f "$dir/package.json" ]] || die "$dir/package.json is missing"
@@ -88,15 +143,36 @@ install_npm_folder() {
     step "npm packages in $dir: up to date"
   fi
 }
-install_npm_folder tests/integration
-install_npm_folder tests/profiles
+case "$purpose" in
+  # scripts/demo: the filesystem server and SDK client of scripts/demo.mjs.
+  demo) install_npm_folder scripts/demo ;;
+  # tests/integration: the SDK clients, the third-party clients and the MCP
+  # servers the tests run (devDependencies included). tests/profiles:
+  # third-party filesystem servers for the profile tests (installed with
+  # scripts disabled by its .npmrc).
+  test)
+    install_npm_folder tests/integration
+    install_npm_folder tests/profiles
+    ;;
+esac
 
 # ---------------------------------------------------------------- build
 [[ -f CMakeLists.txt ]] || die "CMakeLists.txt is missing at the repository root"
-step "configuring (cmake, RelWithDebInfo)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2 ||
+if [[ "$purpose" == test ]]; then
+  tests=(-DFSGUARD_TESTS=ON)
+  target=()
+else
+  # Only fsguard: the unit tests need doctest. A build/ that is already
+  # configured keeps its FSGUARD_TESTS, so the demo does not take the tests
+  # out of a test build.
+  tests=()
+  [[ -f build/CMakeCache.txt ]] || tests=(-DFSGUARD_TESTS=OFF)
+  target=(--target fsguard)
+fi
+step "configuring (cmake, RelWithDebInfo${tests[*]:+, ${tests[*]#-D}})"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tests[@]}" >&2 ||
   die "cmake configure failed"
-step "building (cmake --build build -j${FSGUARD_JOBS:-2})"
-cmake --build build -j"${FSGUARD_JOBS:-2}" >&2 || die "build failed"
+step "building (cmake --build build -j${FSGUARD_JOBS:-2}${target[*]:+ ${target[*]}})"
+cmake --build build -j"${FSGUARD_JOBS:-2}" "${target[@]}" >&2 || die "build failed"
 [[ -x build/fsguard ]] || die "build finished but build/fsguard is missing"
 step "done: build/fsguard"

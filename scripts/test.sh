@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build fsguard (scripts/setup.sh) and run every test registered in ctest:
-# the doctest unit tests and the node --test integration tests.
+# Install what the whole test suite needs and build every target
+# (scripts/setup.sh --for test), then run every test registered in ctest: the
+# doctest unit tests and the node --test integration tests.
 #
 # Environment:
 #   CTEST_PARALLEL_LEVEL   run tests in parallel (ctest reads it; default: serial)
@@ -10,7 +11,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-scripts/setup.sh || {
+scripts/setup.sh --for test || {
   printf 'test: error: setup failed\n' >&2
   exit 1
 }

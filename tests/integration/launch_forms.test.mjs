@@ -1,0 +1,192 @@
+// fsguard starts in each command form that a client stores (issue 18, item 1;
+// the forms docs/clients.md shows). The `mcp add` commands of the clients and
+// the Inspector's command line each pass fsguard a command line of their own
+// making, and some of them eat a `--`. Each form is launched as the client
+// launches it, fsguard found on PATH by name, and must reach the server and
+// guard it: tools/list answers, and a blind write_file is vetoed. A form with
+// a config must also apply it.
+//
+// Stdio clients (Claude Code, Gemini CLI, Codex, Cursor, VS Code, the SDKs)
+// store a command and an argument list and spawn it; the v1 SDK's
+// StdioClientTransport does the same here. The Inspector CLI parses its own
+// options out of the line first, so its forms run through the pinned
+// Inspector itself.
+//
+// No network: `npx -y @modelcontextprotocol/server-filesystem@<pinned>` runs
+// with npm_config_offline=true from this folder, where npx finds the pinned
+// copy in node_modules.
+//
+//   node --test --test-concurrency=1 launch_forms.test.mjs      (FSGUARD_BIN=/path/to/fsguard)
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+import {
+  FSGUARD_BIN, REQUEST_TIMEOUT_MS, SERVER_FS_SCRIPT, TESTS_DIR, cleanEnv, killTree, makeWorkspace,
+} from './lib/harness.mjs';
+import {
+  INSPECTOR, ORIGINAL, assertWriteVeto, jsonOut, runCli,
+} from './lib/clients.mjs';
+
+const SERVER_PACKAGE = '@modelcontextprotocol/server-filesystem';
+/** The server as docs/clients.md names it for npx: the package at its pinned version. */
+const SERVER_SPEC = `${SERVER_PACKAGE}@${
+  JSON.parse(fs.readFileSync(path.join(TESTS_DIR, 'package.json'), 'utf8')).dependencies[SERVER_PACKAGE]}`;
+
+/**
+ * A workspace with a.txt (ORIGINAL), a sub/ folder, a config file that
+ * confines fsguard to sub/ (so a read of a.txt shows whether the config was
+ * applied), and bin/fsguard, a link to the binary under test, for PATH.
+ */
+function formWorkspace(t) {
+  const ws = makeWorkspace({ 'a.txt': ORIGINAL, 'sub/b.txt': 'b\n', 'home/.keep': '' });
+  t.after(() => ws.cleanup());
+  fs.mkdirSync(ws.file('bin'));
+  fs.symlinkSync(FSGUARD_BIN, ws.file('bin/fsguard'));
+  const config = ws.file('fsguard.json');
+  fs.writeFileSync(config, JSON.stringify({ confine_to: [ws.file('sub')] }));
+  const env = {
+    PATH: `${ws.file('bin')}${path.delimiter}${process.env.PATH}`,
+    HOME: ws.file('home'),
+    npm_config_offline: 'true',
+    npm_config_update_notifier: 'false',
+  };
+  return { ...ws, a: ws.file('a.txt'), config, env };
+}
+
+/** The fsguard veto code of a tool result, or undefined. */
+const vetoCode = (result) => result?._meta?.['fsguard/veto']?.code;
+
+// ---------------------------------------------------------------------------
+// stdio clients: a stored command and argument list
+
+/**
+ * Spawn `command args` with the SDK's stdio transport from tests/integration,
+ * as a client spawns a stored server, and connect. Returns {client, stderr()}.
+ */
+async function launch(t, ws, command, args) {
+  const transport = new StdioClientTransport({
+    command, args, cwd: TESTS_DIR, env: cleanEnv(ws.env), stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr.on('data', (chunk) => { stderr += chunk.toString('utf8'); });
+  const client = new Client({ name: 'fsguard-launch-forms', version: '0.0.0' }, { capabilities: {} });
+  t.after(async () => {
+    const pid = transport.pid;
+    try { await client.close(); } catch { /* already closed */ }
+    killTree(pid);
+  });
+  try {
+    await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
+  } catch (err) {
+    err.message += `\n--- stderr of ${command} ${args.join(' ')} ---\n${stderr}`;
+    throw err;
+  }
+  return { client, stderr: () => stderr };
+}
+
+/** tools/list answers through the form, and fsguard vetoes a blind write_file of a.txt. */
+async function assertGuarded(client, ws, form) {
+  const { tools } = await client.listTools(undefined, { timeout: REQUEST_TIMEOUT_MS });
+  assert.ok(tools.some((x) => x.name === 'write_file'), `${form}: tools/list reaches the server`);
+  const res = await client.callTool({ name: 'write_file', arguments: { path: ws.a, content: 'blind\n' } },
+    undefined, { timeout: REQUEST_TIMEOUT_MS });
+  assertWriteVeto(res, 'not_read', ws.a, `${form}: blind write`);
+  assert.equal(fs.readFileSync(ws.a, 'utf8'), ORIGINAL, `${form}: the file is unchanged`);
+}
+
+test('fsguard npx -y <server> DIR (no --, as claude, codex and gemini mcp add store it) starts and guards', async (t) => {
+  const ws = formWorkspace(t);
+  const { client } = await launch(t, ws, 'fsguard', ['npx', '-y', SERVER_SPEC, ws.dir]);
+  await assertGuarded(client, ws, 'fsguard npx');
+});
+
+test('fsguard -- npx -y <server> DIR starts and guards', async (t) => {
+  const ws = formWorkspace(t);
+  const { client } = await launch(t, ws, 'fsguard', ['--', 'npx', '-y', SERVER_SPEC, ws.dir]);
+  await assertGuarded(client, ws, 'fsguard -- npx');
+});
+
+test('fsguard node server.js DIR starts and guards', async (t) => {
+  const ws = formWorkspace(t);
+  const { client } = await launch(t, ws, 'fsguard', ['node', SERVER_FS_SCRIPT, ws.dir]);
+  await assertGuarded(client, ws, 'fsguard node');
+});
+
+test('fsguard --config F node server.js DIR applies the config and starts the command after it', async (t) => {
+  const ws = formWorkspace(t);
+  const { client } = await launch(t, ws, 'fsguard', ['--config', ws.config, 'node', SERVER_FS_SCRIPT, ws.dir]);
+  const { tools } = await client.listTools(undefined, { timeout: REQUEST_TIMEOUT_MS });
+  assert.ok(tools.some((x) => x.name === 'write_file'), 'tools/list reaches the server');
+  const outside = await client.callTool({ name: 'read_text_file', arguments: { path: ws.a } },
+    undefined, { timeout: REQUEST_TIMEOUT_MS });
+  assert.equal(vetoCode(outside), 'outside_confinement', `confine_to from the config applies: ${JSON.stringify(outside)}`);
+  const inside = ws.file('sub/b.txt');
+  const blind = await client.callTool({ name: 'write_file', arguments: { path: inside, content: 'blind\n' } },
+    undefined, { timeout: REQUEST_TIMEOUT_MS });
+  assertWriteVeto(blind, 'not_read', inside, 'blind write inside confine_to');
+  assert.equal(fs.readFileSync(inside, 'utf8'), 'b\n');
+});
+
+// ---------------------------------------------------------------------------
+// the Inspector CLI: `npx @modelcontextprotocol/inspector --cli <command line> --method …`
+
+/** Run the Inspector CLI with `target` (the server's command line) and one call; returns its JSON result. */
+async function inspect(ws, target, method) {
+  const run = await runCli(INSPECTOR, ['--cli', ...target, ...method, '--format', 'json', '-q'], { env: ws.env });
+  return { run, out: run.stdout.trim() ? jsonOut(run, `--cli ${target.join(' ')}`) : undefined };
+}
+
+const TOOLS_LIST = ['--method', 'tools/list'];
+const blindWrite = (ws) => ['--method', 'tools/call', '--tool-name', 'write_file',
+  '--tool-args-json', JSON.stringify({ path: ws.a, content: 'blind\n' })];
+const readA = (ws) => ['--method', 'tools/call', '--tool-name', 'read_text_file',
+  '--tool-args-json', JSON.stringify({ path: ws.a })];
+
+test('the Inspector CLI starts fsguard node server.js DIR, with or without --, and the veto reaches it', async (t) => {
+  const ws = formWorkspace(t);
+  for (const target of [
+    ['fsguard', 'node', SERVER_FS_SCRIPT, ws.dir],
+    ['fsguard', '--', 'node', SERVER_FS_SCRIPT, ws.dir],
+  ]) {
+    const form = `--cli ${target.join(' ')}`;
+    const list = await inspect(ws, target, TOOLS_LIST);
+    assert.equal(list.run.code, 0, `${form}: tools/list: ${list.run.stderr}`);
+    assert.ok(list.out.result.tools.some((x) => x.name === 'write_file'), `${form}: tools/list reaches the server`);
+    const blind = await inspect(ws, target, blindWrite(ws));
+    assertWriteVeto(blind.out?.result, 'not_read', ws.a, `${form}: blind write`);
+    assert.equal(fs.readFileSync(ws.a, 'utf8'), ORIGINAL, `${form}: the file is unchanged`);
+  }
+});
+
+test('the Inspector CLI passes a config to fsguard as -c F, as FSGUARD_CONFIG, or in its own --config file', async (t) => {
+  const ws = formWorkspace(t);
+  const inspectorConfig = ws.file('inspector.json');
+  fs.writeFileSync(inspectorConfig, JSON.stringify({
+    mcpServers: { fs: { command: 'fsguard', args: ['--config', ws.config, 'node', SERVER_FS_SCRIPT, ws.dir] } },
+  }));
+  for (const target of [
+    ['fsguard', '-c', ws.config, 'node', SERVER_FS_SCRIPT, ws.dir],
+    ['-e', `FSGUARD_CONFIG=${ws.config}`, 'fsguard', 'node', SERVER_FS_SCRIPT, ws.dir],
+    ['--config', inspectorConfig, '--server', 'fs'],
+  ]) {
+    const form = `--cli ${target.join(' ')}`;
+    const read = await inspect(ws, target, readA(ws));
+    assert.equal(vetoCode(read.out?.result), 'outside_confinement',
+      `${form}: confine_to from the config applies: ${read.run.stdout}\n${read.run.stderr}`);
+  }
+});
+
+test("the Inspector CLI takes fsguard's --config for its own: --cli fsguard --config F … does not start", async (t) => {
+  // This is why the forms above use -c or FSGUARD_CONFIG with the Inspector.
+  const ws = formWorkspace(t);
+  const target = ['fsguard', '--config', ws.config, 'node', SERVER_FS_SCRIPT, ws.dir];
+  const { run } = await inspect(ws, target, TOOLS_LIST);
+  assert.doesNotMatch(run.stdout, /write_file/, 'no server was reached');
+  assert.match(run.stdout + run.stderr, /--config/, 'the Inspector names the option it took');
+});
