@@ -1,0 +1,147 @@
+// Servers that see the files under other paths, as in a container with a
+// bind mount: the upstream runs in a private mount namespace (unshare -m)
+// where the workspace is mounted at another path, or where another
+// directory sits under the workspace's own name. Needs root (or the right
+// to unshare); skipped with a message where that is not permitted.
+//
+//   node --test --test-concurrency=1 containers.test.mjs      (FSGUARD_BIN=/path/to/fsguard)
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import {
+  FSGUARD_BIN, SERVER_FS_SCRIPT, callTool, connect, makeWorkspace, textOf, vetoCode, vetoMeta,
+} from './lib/harness.mjs';
+
+const canUnshare = spawnSync('unshare', ['-m', '--propagation', 'private', 'true']).status === 0;
+const skip = canUnshare ? false : 'unshare -m is not permitted here (needs root or user namespaces)';
+
+const ORIGINAL = 'written before the session\n';
+
+/**
+ * The upstream command: server-filesystem on `serverDir`, in a mount
+ * namespace of its own where `mounts` ([from, to] pairs, from fsguard's
+ * side) are bound after `tmpfsAt` (a directory) is covered with a tmpfs.
+ */
+function namespacedServer({ tmpfsAt, mounts, serverDir }) {
+  const steps = [];
+  if (tmpfsAt) steps.push(`mount -t tmpfs none '${tmpfsAt}'`);
+  for (const [from, to] of mounts) steps.push(`mkdir -p '${to}' && mount --bind '${from}' '${to}'`);
+  steps.push(`exec '${process.execPath}' '${SERVER_FS_SCRIPT}' '${serverDir}'`);
+  return ['unshare', '-m', '--propagation', 'private', 'sh', '-c', steps.join(' && ')];
+}
+
+/** A workspace with a.txt, and an empty directory the server's paths live under. */
+function layout(t) {
+  const ws = makeWorkspace({ 'project/a.txt': ORIGINAL, 'projects/.keep': '' });
+  t.after(ws.cleanup);
+  return {
+    ws,
+    project: ws.file('project'),
+    serverRoot: ws.file('projects'),           // covered by a tmpfs in the server's namespace
+    serverProject: ws.file('projects/project'), // where the server sees the project
+  };
+}
+
+async function session(t, { upstream, config }) {
+  const extraArgs = [];
+  if (config) {
+    const file = path.join(fs.mkdtempSync(path.join(path.dirname(config.dir), 'cfg-')), 'fsguard.json');
+    fs.writeFileSync(file, JSON.stringify(config.values));
+    extraArgs.push('--config', file);
+  }
+  const s = await connect({ upstream, extraArgs });
+  t.after(() => s.close());
+  return { s, call: (name, args) => callTool(s.client, name, args) };
+}
+
+function checkSetup(args) {
+  return spawnSync(FSGUARD_BIN, ['--check-setup', ...args], { encoding: 'utf8', timeout: 30_000 });
+}
+
+test('without a map, a server directory fsguard cannot see is said at start, and every write to it is refused with the remedy', { skip }, async (t) => {
+  const { project, serverRoot, serverProject } = layout(t);
+  const upstream = namespacedServer({ tmpfsAt: serverRoot, mounts: [[project, serverProject]], serverDir: serverProject });
+  const { s, call } = await session(t, { upstream });
+  const target = path.join(serverProject, 'a.txt');
+
+  const blind = await call('write_file', { path: target, content: 'blind\n' });
+  assert.equal(vetoCode(blind), 'not_visible', textOf(blind));
+  assert.match(textOf(blind), /path_map/);
+  assert.equal(vetoMeta(blind).path, target, 'the veto names the server\'s path');
+  // Read first: still refused, never taken for a new file.
+  await call('read_text_file', { path: target });
+  const afterRead = await call('write_file', { path: target, content: 'after read\n' });
+  assert.equal(vetoCode(afterRead), 'not_visible');
+  const created = await call('write_file', { path: path.join(serverProject, 'new.txt'), content: 'new\n' });
+  assert.equal(vetoCode(created), 'not_visible', 'a new file there cannot be told from an old one');
+  assert.equal(fs.readFileSync(path.join(project, 'a.txt'), 'utf8'), ORIGINAL);
+  assert.equal(fs.existsSync(path.join(project, 'new.txt')), false);
+  assert.match(s.stderrText(), /fsguard cannot see the upstream's allowed directories .*projects\/project.*path_map/);
+
+  const report = checkSetup(upstream);
+  assert.equal(report.status, 1, report.stdout + report.stderr);
+  assert.match(report.stdout, /NOT VISIBLE/);
+});
+
+test('with path_map, blind and stale writes are vetoed and a read-then-write passes, on the real files', { skip }, async (t) => {
+  const { ws, project, serverRoot, serverProject } = layout(t);
+  const upstream = namespacedServer({ tmpfsAt: serverRoot, mounts: [[project, serverProject]], serverDir: serverProject });
+  const config = { dir: ws.dir, values: { path_map: { [serverProject]: project } } };
+  const { s, call } = await session(t, { upstream, config });
+  const target = path.join(serverProject, 'a.txt');
+  const local = path.join(project, 'a.txt');
+
+  const blind = await call('write_file', { path: target, content: 'blind\n' });
+  assert.equal(vetoCode(blind), 'not_read', textOf(blind));
+  assert.equal(vetoMeta(blind).path, target);
+  assert.match(textOf(blind), new RegExp(`${target.replaceAll('/', '\\/')} already exists`));
+
+  const read = await call('read_text_file', { path: 'a.txt' }); // relative: the server's side first
+  assert.equal(textOf(read), ORIGINAL);
+  const write = await call('write_file', { path: target, content: 'agent\n' });
+  assert.equal(vetoCode(write), undefined, textOf(write));
+  assert.equal(fs.readFileSync(local, 'utf8'), 'agent\n');
+
+  fs.writeFileSync(local, 'changed on the host, by a person\n');
+  const stale = await call('write_file', { path: target, content: 'stale\n' });
+  assert.equal(vetoCode(stale), 'changed', textOf(stale));
+  assert.match(textOf(stale), /\+changed on the host, by a person/, 'the diff shows the outside change');
+  assert.equal(fs.readFileSync(local, 'utf8'), 'changed on the host, by a person\n');
+  assert.doesNotMatch(s.stderrText(), /cannot see/);
+
+  const configFile = path.join(ws.dir, 'check.json');
+  fs.writeFileSync(configFile, JSON.stringify(config.values));
+  const report = checkSetup(['--config', configFile, ...upstream]);
+  assert.equal(report.status, 0, report.stdout + report.stderr);
+  assert.match(report.stdout, /\(path_map\): visible, the same directory/);
+});
+
+test('a directory of the same name that is another one on the server\'s side is not visible either', { skip }, async (t) => {
+  const { ws, project } = layout(t);
+  const other = ws.file('other');
+  fs.mkdirSync(other);
+  fs.writeFileSync(path.join(other, 'a.txt'), 'the server\'s own file\n');
+  // Creation times are kept in whole seconds: make the two differ.
+  await new Promise((r) => setTimeout(r, 1100));
+  fs.mkdirSync(ws.file('project2'));
+  fs.writeFileSync(path.join(ws.file('project2'), 'a.txt'), ORIGINAL);
+  const upstream = namespacedServer({ mounts: [[other, ws.file('project2')]], serverDir: ws.file('project2') });
+  const { s, call } = await session(t, { upstream });
+  const target = path.join(ws.file('project2'), 'a.txt');
+  await call('read_text_file', { path: target });
+  const write = await call('write_file', { path: target, content: 'x\n' });
+  assert.equal(vetoCode(write), 'not_visible', textOf(write));
+  assert.match(textOf(write), /another one/);
+  assert.equal(fs.readFileSync(path.join(ws.file('project2'), 'a.txt'), 'utf8'), ORIGINAL);
+  assert.equal(fs.readFileSync(path.join(other, 'a.txt'), 'utf8'), 'the server\'s own file\n');
+  assert.match(s.stderrText(), /cannot see/);
+  void project;
+
+  const report = checkSetup(upstream);
+  assert.equal(report.status, 1, report.stdout + report.stderr);
+  assert.match(report.stdout, /NOT THE SAME DIRECTORY/);
+});
