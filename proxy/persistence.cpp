@@ -41,6 +41,7 @@ void open_persistence(Session& session, const std::vector<std::string>& command)
   if (!loaded.warning.empty()) {
     session.log.warn(loaded.warning);
   }
+  session.state_failing = loaded.not_saved; // said once: a failing save is not news
   const std::size_t restored = session.guard.restore(loaded.records);
   session.state_saved = session.guard.records_generation();
   if (session.log.enabled(LogLevel::info)) {

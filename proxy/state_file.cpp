@@ -178,6 +178,7 @@ StateFile::Loaded StateFile::load()
   if (!text) {
     loaded.warning = "cannot read the state file " + m_path + " (" + describe_errno(text.error())
                      + "); starting without the records of earlier sessions";
+    loaded.not_saved = true;
     return loaded;
   }
   const SavedState state = parse_file(*text);
@@ -196,6 +197,7 @@ StateFile::Loaded StateFile::load()
     loaded.warning = "ignored the state file " + m_path + ": " + state.problem
                      + "; fsguard will not overwrite it, so records are not kept across "
                        "restarts until it is removed or state_file names another path";
+    loaded.not_saved = true;
     break;
   }
   return loaded;

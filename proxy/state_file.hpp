@@ -28,6 +28,9 @@ public:
   struct Loaded {
     std::vector<SavedRecord> records; // saved for this upstream
     std::string warning;              // why the file was ignored; "" if it was not
+    // The warning says that records cannot be saved there either (a file
+    // that is not a state file, or one that cannot be read).
+    bool not_saved = false;
   };
 
   // Reads the records saved for this upstream. A file that is missing or

@@ -100,6 +100,7 @@ TEST_SUITE("state_file")
     const auto loaded = state.load();
     CHECK(loaded.records.empty());
     CHECK(loaded.warning.find("not an fsguard state file") != std::string::npos);
+    CHECK(loaded.not_saved);
     CHECK(state.save({record("/p/a", 10)}, 0ms).outcome == StateFile::Outcome::refused);
     CHECK(contents(path) == "my notes, not fsguard's\n");
   }
@@ -113,6 +114,7 @@ TEST_SUITE("state_file")
     const auto loaded = state.load();
     CHECK(loaded.records.empty());
     CHECK_FALSE(loaded.warning.empty());
+    CHECK_FALSE(loaded.not_saved); // it is replaced
     CHECK(state.save({record("/p/a", 10)}, 0ms).outcome == StateFile::Outcome::saved);
     CHECK(StateFile(path, k_key).load().records.size() == 1);
   }
