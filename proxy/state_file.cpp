@@ -137,7 +137,8 @@ private:
 std::string replace_file(const std::string& path, const std::string& text)
 {
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  Descriptor file(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  Descriptor file(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                         0600));
   if (file.get() < 0) {
     return "cannot create " + temporary + ": " + describe_errno(errno);
   }

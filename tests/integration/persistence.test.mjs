@@ -122,6 +122,22 @@ test('state_file: two fsguard processes sharing the file keep each other\'s reco
   assertAllowed(await next.call('write_file', { path: ws.file('b.txt'), content: 'B\n' }), 'write of b');
 });
 
+test('state_file set by a config reload: the records go to it from then on', async (t) => {
+  const { ws, own, configFile, start } = setup(t, { 'a.txt': 'hello\n' }, () => ({}));
+  const stateFile = path.join(own.dir, 'state.json');
+  const first = await start();
+  fs.writeFileSync(configFile, JSON.stringify({ state_file: stateFile }));
+  await new Promise((resolve) => setTimeout(resolve, 500)); // the reload waits about 100 ms
+  assertAllowed(await first.call('read_text_file', { path: ws.file('a.txt') }), 'read after the reload');
+  const saved = await waitFor(() => fs.existsSync(stateFile) && fs.readFileSync(stateFile, 'utf8'), 3000);
+  assert.ok(saved && saved.includes(ws.file('a.txt')), 'saved within a second or so, before the session ends');
+  await first.s.close();
+
+  const second = await start();
+  assertAllowed(await second.call('write_file', { path: ws.file('a.txt'), content: 'bye\n' }),
+    'write after the restart');
+});
+
 // ---------------------------------------------------------------------------
 // shared_ledger
 
