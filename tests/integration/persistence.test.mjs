@@ -129,8 +129,9 @@ test('state_file set by a config reload: the records go to it from then on', asy
   fs.writeFileSync(configFile, JSON.stringify({ state_file: stateFile }));
   await new Promise((resolve) => setTimeout(resolve, 500)); // the reload waits about 100 ms
   assertAllowed(await first.call('read_text_file', { path: ws.file('a.txt') }), 'read after the reload');
-  const saved = await waitFor(() => fs.existsSync(stateFile) && fs.readFileSync(stateFile, 'utf8'), 3000);
-  assert.ok(saved && saved.includes(ws.file('a.txt')), 'saved within a second or so, before the session ends');
+  const saved = await waitFor(() => fs.existsSync(stateFile)
+    && fs.readFileSync(stateFile, 'utf8').includes(ws.file('a.txt')), 3000);
+  assert.ok(saved, 'saved within a second or so, before the session ends');
   await first.s.close();
 
   const second = await start();
