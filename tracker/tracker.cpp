@@ -13,6 +13,7 @@ SeenRecord record_of(const Fingerprint& fingerprint, ReadExtent extent)
   record.trusted_stat = fingerprint.stat;
   record.hash = fingerprint.hash;
   record.taken_at_ns = fingerprint.taken_at_ns;
+  record.seen_at_ns = fingerprint.taken_at_ns;
   record.size = fingerprint.stat.size;
   record.extent = extent;
   record.traits = fingerprint.traits;
@@ -89,6 +90,7 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     SeenRecord record;
     record.trusted_stat = *stat;
     record.taken_at_ns = now;
+    record.seen_at_ns = now;
     record.size = stat->size;
     record.hash_state = HashState::owed;
     record.partial_reason = partial_reason;
@@ -242,6 +244,16 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     veto.code = VetoCode::changed_during_read;
     return veto;
   }
+  if (m_read_ttl.count() > 0) {
+    const std::int64_t age_ns = m_disk.now_ns() - record.seen_at_ns;
+    const std::int64_t ttl_ns = std::chrono::nanoseconds(m_read_ttl).count();
+    if (age_ns > ttl_ns) {
+      veto.code = VetoCode::expired;
+      veto.age_s = age_ns / 1'000'000'000;
+      veto.ttl_s = m_read_ttl.count();
+      return veto;
+    }
+  }
   if (record.known_since > sent_at) {
     veto.code = VetoCode::not_read;
     veto.reason = "was read only after this call was sent, so the call was not made with "
@@ -269,7 +281,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     veto.code = VetoCode::changed;
     veto.seen_size = record.size;
     veto.current_size = current->size;
-    veto.seen_at_ns = record.taken_at_ns;
+    veto.seen_at_ns = record.seen_at_ns;
     veto.current_mtime_ns = current->mtime_ns;
     return veto;
   }
@@ -287,6 +299,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     const auto whole_since = record.whole_since;
     const auto view = record.view;
     const auto shown_over = record.shown_over;
+    const auto seen_at = record.seen_at_ns;
     auto reason = std::move(record.partial_reason);
     record = record_of(*now, extent);
     record.partial_reason = std::move(reason);
@@ -294,12 +307,13 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     record.whole_since = whole_since;
     record.view = view;
     record.shown_over = shown_over;
+    record.seen_at_ns = seen_at;
     return lossy_veto(record, kind, path);
   }
   veto.code = VetoCode::changed;
   veto.seen_size = record.size;
   veto.current_size = now->stat.size;
-  veto.seen_at_ns = record.taken_at_ns;
+  veto.seen_at_ns = record.seen_at_ns;
   veto.current_mtime_ns = now->stat.mtime_ns;
   return veto;
 }

@@ -3,6 +3,7 @@
 // the injected `Disk`.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -73,6 +74,9 @@ struct SeenRecord {
   ContentHash hash{};
   HashState hash_state = HashState::known;
   std::int64_t taken_at_ns = 0;
+  // When the agent last read or wrote it (wall clock): what read_ttl_s and
+  // the veto texts count from. A refresh of metadata keeps it.
+  std::int64_t seen_at_ns = 0;
   std::int64_t size = 0;
   ReadExtent extent = ReadExtent::whole;
   std::string partial_reason; // how a partial view was cut, if not head/tail
@@ -97,6 +101,10 @@ struct SeenRecord {
 class Tracker {
 public:
   explicit Tracker(Disk& disk) : m_disk(disk) {}
+
+  // How long a read or the agent's own write licenses changes (read_ttl_s);
+  // 0: for ever.
+  void set_read_ttl(std::chrono::seconds ttl) { m_read_ttl = ttl; }
 
   // Takes the state of `path` before a read of it is forwarded.
   ReadStart begin_read(const std::string& path);
@@ -187,6 +195,7 @@ private:
   Disk& m_disk;
   std::vector<std::string> m_owed; // paths whose records may owe a hash
   std::unordered_map<std::string, SeenRecord> m_records;
+  std::chrono::seconds m_read_ttl{0};
 };
 
 } // namespace fsguard
