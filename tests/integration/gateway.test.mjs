@@ -12,6 +12,10 @@
 // directly). The tests check with /proc that no process of a closed session
 // remains, including any that would have been orphaned.
 //
+// Without --stateful, supergateway starts the command anew for every HTTP
+// request; the last test shows what that means for fsguard (no read ever
+// licenses a write), which is why the docs ask for --stateful.
+//
 // The command line is the one docs/clients.md ("Remote clients through a
 // gateway") shows, apart from the paths.
 //
@@ -69,12 +73,13 @@ function processesMentioning(word, except) {
 }
 
 /**
- * Start supergateway in stateful Streamable HTTP mode with fsguard in front
- * of server-filesystem on `dir` as the per-session command, and wait until it
- * listens. `extraArgs` go to supergateway. Stopped after the test `t`.
+ * Start supergateway in Streamable HTTP mode with fsguard in front of
+ * server-filesystem on `dir` as its stdio command, and wait until it listens.
+ * `extraArgs` (default `--stateful`) go to supergateway after `--port`.
+ * Stopped after the test `t`.
  * Returns {url, pid, log()}.
  */
-async function startGateway(t, dir, extraArgs = []) {
+async function startGateway(t, dir, extraArgs = ['--stateful']) {
   const stdio = [FSGUARD_BIN, process.execPath, SERVER_FS_SCRIPT, dir].map(shQuote).join(' ');
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
@@ -82,7 +87,7 @@ async function startGateway(t, dir, extraArgs = []) {
     const h = spawnRaw([
       SUPERGATEWAY_SCRIPT,
       '--stdio', stdio,
-      '--outputTransport', 'streamableHttp', '--stateful',
+      '--outputTransport', 'streamableHttp',
       '--port', String(port),
       ...extraArgs,
     ], { command: process.execPath });
@@ -104,11 +109,12 @@ async function startGateway(t, dir, extraArgs = []) {
 }
 
 /**
- * One Streamable HTTP session with the gateway at `gw`. `pids` are the
- * processes the gateway started for it (those that were not running before
- * the session began). Returns {client, transport, pids, call(name, args)}.
+ * One Streamable HTTP session with the gateway at `gw` (with a session id
+ * when `stateful`). `pids` are the processes the gateway started for it
+ * (those that were not running before the session began).
+ * Returns {client, transport, pids, call(name, args)}.
  */
-async function openHttpSession(gw, name) {
+async function openHttpSession(gw, name, { stateful = true } = {}) {
   const before = new Set(descendantPids(gw.pid));
   const transport = new StreamableHTTPClientTransport(gw.url);
   const client = new Client({ name, version: '0.0.0' }, { capabilities: {} });
@@ -118,7 +124,8 @@ async function openHttpSession(gw, name) {
     err.message += `\n${gw.log()}`;
     throw err;
   }
-  assert.ok(transport.sessionId, `${name}: the gateway gave the session an id`);
+  assert.equal(Boolean(transport.sessionId), stateful,
+    `${name}: the gateway ${stateful ? 'gave' : 'did not give'} the session an id`);
   const pids = descendantPids(gw.pid).filter((pid) => !before.has(pid));
   return { client, transport, pids, call: (tool, args) => callTool(client, tool, args) };
 }
@@ -212,7 +219,7 @@ test('a session its client leaves without closing ends after --sessionTimeout, a
   const ws = makeWorkspace({ 'a.txt': ORIGINAL });
   t.after(ws.cleanup);
   const a = ws.file('a.txt');
-  const gw = await startGateway(t, ws.dir, ['--sessionTimeout', '1500']);
+  const gw = await startGateway(t, ws.dir, ['--stateful', '--sessionTimeout', '1500']);
 
   const session = await openHttpSession(gw, 'client-gone');
   t.after(async () => { try { await session.client.close(); } catch { /* closed already */ } });
@@ -236,4 +243,27 @@ test('a session its client leaves without closing ends after --sessionTimeout, a
   await next.transport.terminateSession();
   await next.client.close();
   await assertAllGone(next.pids, "after the next session closed, its processes", gw);
+});
+
+test('without --stateful, every request gets a fresh fsguard, so no read ever licenses a write', async (t) => {
+  // Why docs/clients.md asks for --stateful: supergateway's stateless mode
+  // starts the command anew for each HTTP request (and initializes it
+  // itself), so a read and the write after it reach two different fsguards.
+  const ws = makeWorkspace({ 'a.txt': ORIGINAL });
+  t.after(ws.cleanup);
+  const a = ws.file('a.txt');
+  const gw = await startGateway(t, ws.dir, []);
+
+  const session = await openHttpSession(gw, 'client-stateless', { stateful: false });
+  t.after(async () => { try { await session.client.close(); } catch { /* closed already */ } });
+  const read = await session.call('read_text_file', { path: a });
+  assertAllowed(read, 'reads a.txt');
+  assert.equal(textOf(read), ORIGINAL);
+  const write = await session.call('write_file', { path: a, content: 'after reading, statelessly\n' });
+  assert.equal(vetoCode(write), 'not_read', `the write after the read (text: ${textOf(write)})`);
+  assert.equal(readDisk(a), ORIGINAL);
+
+  // Each request's fsguard and server end with the request.
+  const left = await waitFor(() => processesMentioning(ws.dir, gw.pid).length === 0, 8000);
+  assert.ok(left, `still running: ${processesMentioning(ws.dir, gw.pid).map((pid) => argvOf(pid).join(' '))}`);
 });
