@@ -73,24 +73,26 @@ function processesMentioning(word, except) {
 }
 
 /**
- * Start supergateway in Streamable HTTP mode with fsguard in front of
- * server-filesystem on `dir` as its stdio command, and wait until it listens.
- * `extraArgs` (default `--stateful`) go to supergateway after `--port`.
- * Stopped after the test `t`.
- * Returns {url, pid, log()}.
+ * supergateway's arguments, in the order docs/clients.md shows them: the
+ * `stdio` command, Streamable HTTP output, `--stateful` when `stateful`, `port`.
  */
-async function startGateway(t, dir, extraArgs = ['--stateful']) {
+function gatewayArgs({ stdio, port, stateful = true }) {
+  return ['--stdio', stdio, '--outputTransport', 'streamableHttp', ...(stateful ? ['--stateful'] : []),
+    '--port', String(port)];
+}
+
+/**
+ * Start supergateway with fsguard in front of server-filesystem on `dir` as
+ * its stdio command (gatewayArgs, then `extra`), and wait until it listens.
+ * Stopped after the test `t`. Returns {url, pid, log()}.
+ */
+async function startGateway(t, dir, { stateful = true, extra = [] } = {}) {
   const stdio = [FSGUARD_BIN, process.execPath, SERVER_FS_SCRIPT, dir].map(shQuote).join(' ');
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     // stdin stays an open pipe: supergateway exits when it is closed.
-    const h = spawnRaw([
-      SUPERGATEWAY_SCRIPT,
-      '--stdio', stdio,
-      '--outputTransport', 'streamableHttp',
-      '--port', String(port),
-      ...extraArgs,
-    ], { command: process.execPath });
+    const h = spawnRaw([SUPERGATEWAY_SCRIPT, ...gatewayArgs({ stdio, port, stateful }), ...extra],
+      { command: process.execPath });
     const log = () => `--- supergateway stdout ---\n${h.stdoutText}\n--- stderr ---\n${h.stderrText()}`;
     const listening = await waitFor(() => h.exit || h.stdoutText.includes(`Listening on port ${port}`), 10_000);
     if (listening === true) {
@@ -146,6 +148,11 @@ async function assertAllGone(pids, what, gw) {
   const gone = await waitFor(() => pids.every((pid) => !isAlive(pid)), 8000);
   const left = pids.filter(isAlive).map((pid) => `${pid}: ${argvOf(pid).join(' ')}`);
   assert.ok(gone, `${what}: still running:\n${left.join('\n')}\n${gw.log()}`);
+}
+
+/** Split a shell command line into words: blanks separate, double quotes group (enough for the docs). */
+function shellWords(line) {
+  return [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]);
 }
 
 function assertAllowed(res, what) {
@@ -219,7 +226,7 @@ test('a session its client leaves without closing ends after --sessionTimeout, a
   const ws = makeWorkspace({ 'a.txt': ORIGINAL });
   t.after(ws.cleanup);
   const a = ws.file('a.txt');
-  const gw = await startGateway(t, ws.dir, ['--stateful', '--sessionTimeout', '1500']);
+  const gw = await startGateway(t, ws.dir, { extra: ['--sessionTimeout', '1500'] });
 
   const session = await openHttpSession(gw, 'client-gone');
   t.after(async () => { try { await session.client.close(); } catch { /* closed already */ } });
@@ -252,7 +259,7 @@ test('without --stateful, every request gets a fresh fsguard, so no read ever li
   const ws = makeWorkspace({ 'a.txt': ORIGINAL });
   t.after(ws.cleanup);
   const a = ws.file('a.txt');
-  const gw = await startGateway(t, ws.dir, []);
+  const gw = await startGateway(t, ws.dir, { stateful: false });
 
   const session = await openHttpSession(gw, 'client-stateless', { stateful: false });
   t.after(async () => { try { await session.client.close(); } catch { /* closed already */ } });
@@ -266,4 +273,27 @@ test('without --stateful, every request gets a fresh fsguard, so no read ever li
   // Each request's fsguard and server end with the request.
   const left = await waitFor(() => processesMentioning(ws.dir, gw.pid).length === 0, 8000);
   assert.ok(left, `still running: ${processesMentioning(ws.dir, gw.pid).map((pid) => argvOf(pid).join(' '))}`);
+});
+
+test('docs/clients.md shows the supergateway command these tests run, at the pinned version', () => {
+  const docs = fs.readFileSync(path.join(TESTS_DIR, '..', '..', 'docs', 'clients.md'), 'utf8');
+  const shown = docs.match(/^npx -y supergateway@(?:.*\\\n)*.*/m);
+  assert.ok(shown, 'docs/clients.md shows an `npx -y supergateway@...` command');
+  const words = shellWords(shown[0].replace(/\\\n/g, ' '));
+
+  const pinned = JSON.parse(fs.readFileSync(path.join(TESTS_DIR, 'package.json'), 'utf8')).devDependencies.supergateway;
+  const installed = JSON.parse(fs.readFileSync(path.join(path.dirname(SUPERGATEWAY_SCRIPT), '..', 'package.json'), 'utf8')).version;
+  assert.equal(installed, pinned, 'the installed supergateway is the pinned one (npm ci)');
+  assert.deepEqual(words.slice(0, 3), ['npx', '-y', `supergateway@${pinned}`]);
+
+  // The same arguments as startGateway's, apart from the paths and the port.
+  const args = words.slice(3);
+  const stdio = args[1];
+  assert.deepEqual(args, gatewayArgs({ stdio, port: args.at(-1) }), `the docs' arguments: ${args.join(' ')}`);
+  assert.match(args.at(-1), /^\d+$/, 'a port number');
+  const command = stdio.split(' ');
+  assert.equal(command.length, 4, `--stdio "fsguard node <server script> <directory>": ${stdio}`);
+  assert.deepEqual(command.slice(0, 2), ['fsguard', 'node']);
+  assert.match(command[2], /server-filesystem\/dist\/index\.js$/);
+  assert.ok(SERVER_FS_SCRIPT.endsWith(path.join('server-filesystem', 'dist', 'index.js')));
 });
