@@ -181,6 +181,18 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
       const auto stale = value.is_string() ? parse_stale_write(value.get<std::string>()) : std::nullopt;
       if (!stale) return where + ": \"stale_write\" must be \"veto\" or \"merge\"";
       config.stale_write = *stale;
+    } else if (key == "override") {
+      const auto mode = value.is_string() ? parse_override(value.get<std::string>()) : std::nullopt;
+      if (!mode) return where + ": \"override\" must be \"never\" or \"ask\"";
+      config.override_mode = *mode;
+    } else if (key == "override_timeout_s") {
+      const auto seconds = whole_number(value, 1, 3600);
+      if (!seconds) return where + ": \"override_timeout_s\" must be a whole number of seconds from 1 to 3600";
+      config.override_timeout = std::chrono::seconds(*seconds);
+    } else if (key == "read_ttl_s") {
+      const auto seconds = whole_number(value, 0, 31'536'000);
+      if (!seconds) return where + ": \"read_ttl_s\" must be a whole number of seconds (0: reads never expire)";
+      config.read_ttl = std::chrono::seconds(*seconds);
     } else if (key == "kept_text_file_bytes" || key == "kept_text_total_bytes") {
       const auto bytes = whole_number(value, 0, k_most_bytes);
       if (!bytes) return where + ": \"" + key + "\" must be a whole number of bytes (0 keeps nothing)";
@@ -308,6 +320,9 @@ GuardSettings guard_settings(const Config& config)
   settings.tools = config.tools;
   settings.confine_to = config.confine_to;
   settings.path_map = config.path_map;
+  settings.override_mode = config.override_mode;
+  settings.override_timeout = config.override_timeout;
+  settings.read_ttl = config.read_ttl;
   settings.call_timeout = config.call_timeout;
   settings.client_result_limits = config.client_result_limits;
   settings.stale_edit = config.stale_edit;
@@ -355,6 +370,9 @@ std::string describe_config(const Config& config)
     {"client_result_limits", config.client_result_limits},
     {"stale_edit", to_string(config.stale_edit)},
     {"stale_write", to_string(config.stale_write)},
+    {"override", to_string(config.override_mode)},
+    {"override_timeout_s", config.override_timeout.count()},
+    {"read_ttl_s", config.read_ttl.count()},
     {"kept_text_file_bytes", config.kept_texts.file_bytes},
     {"kept_text_total_bytes", config.kept_texts.total_bytes},
     {"diff_max_lines", config.diff_bounds.max_lines},

@@ -44,6 +44,9 @@ struct Config {
   std::map<std::string, std::size_t, std::less<>> client_result_limits;
   StaleEdit stale_edit = StaleEdit::rebase;
   StaleWrite stale_write = StaleWrite::veto;
+  Override override_mode = Override::never;
+  std::chrono::seconds override_timeout = k_default_override_timeout;
+  std::chrono::seconds read_ttl{0}; // 0: reads never expire
   KeptTextBudget kept_texts; // the texts the agent saw whole, kept for diffs
   DiffBounds diff_bounds;    // how much of a diff a veto or a note shows
   std::string file;      // the config file in force, if any

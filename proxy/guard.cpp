@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "proxy/client_limits.hpp"
+#include "proxy/override_prompt.hpp"
 #include "proxy/stale_change.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
@@ -109,6 +110,7 @@ Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string
 {
   m_paths.set_custom_tools(m_settings.tools.has_value());
   m_paths.set_path_map(m_settings.path_map);
+  m_tracker.set_read_ttl(m_settings.read_ttl);
 }
 
 std::size_t Guard::restore(const std::vector<SavedRecord>& saved)
@@ -125,6 +127,7 @@ void Guard::set_settings(GuardSettings settings)
   m_settings = std::move(settings);
   m_paths.set_custom_tools(m_settings.tools.has_value());
   m_paths.set_path_map(m_settings.path_map);
+  m_tracker.set_read_ttl(m_settings.read_ttl);
   m_kept.set_budget(m_settings.kept_texts);
 }
 
@@ -268,6 +271,7 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
   if (method == "initialize") {
     const auto& name = member(member(member(request, "params"), "clientInfo"), "name");
     m_client_name = name.is_string() ? name.get<std::string>() : std::string();
+    m_client_elicits = client_elicits(member(member(request, "params"), "capabilities"));
   }
   if (expect != Expectation::guarded_call) {
     out.to_upstream.push_back(std::move(line));
@@ -474,17 +478,12 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
     const auto latency_us = microseconds_since(began);
     const auto& veto = verdict.veto;
     if (veto && m_settings.mode == Mode::enforce) {
-      refuse(call, key, *veto, out);
-      audit(call, "veto", veto, latency_us, out);
-      if (verdict.shown) {
-        // The agent will have seen every line of this version: what it read
-        // whole, and the complete diff. Calls that come once it could take
-        // the diff in may rely on it; until then the record stays.
-        const SeenRecord* record = m_tracker.find(verdict.shown->file);
-        remember_shown(ShownKnowledge{verdict.shown->file, now, verdict.shown->fingerprint,
-                                      record->hash, record->known_since, record->hash});
-        keep_text(verdict.shown->fingerprint.hash, std::move(verdict.shown->text));
+      if (asks_person(*veto)) {
+        audit(call, "ask", veto, latency_us, out);
+        ask_person(std::move(line), std::move(call), key, std::move(verdict), out, now);
+        return;
       }
+      veto_change(call, key, verdict, latency_us, out, now);
       return;
     }
     if (veto && m_settings.mode == Mode::warn) {
@@ -520,10 +519,127 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
       call.read_starts.push_back(file ? m_tracker.begin_read(*file) : ReadStart{});
     }
   }
+  forward(std::move(line), std::move(call), key, out, now);
+}
+
+void Guard::forward(std::string line, CallInFlight call, const std::string& key, Outbox& out,
+                    Clock::time_point now)
+{
   call.started = now;
   mark_busy(call, +1);
   m_ledger.find(Peer::upstream, key)->call = std::move(call);
   out.to_upstream.push_back(std::move(line));
+}
+
+void Guard::veto_change(const CallInFlight& call, const std::string& key, Verdict& verdict,
+                        std::int64_t latency_us, Outbox& out, Clock::time_point now)
+{
+  Veto& veto = *verdict.veto;
+  if (m_settings.override_mode == Override::ask && !m_client_elicits && veto.person_said.empty()
+      && may_override(veto.code)) {
+    veto.person_unreachable = true;
+  }
+  refuse(call, key, veto, out);
+  audit(call, "veto", veto, latency_us, out);
+  if (verdict.shown) {
+    // The agent will have seen every line of this version: what it read
+    // whole, and the complete diff. Calls that come once it could take
+    // the diff in may rely on it; until then the record stays.
+    const SeenRecord* record = m_tracker.find(verdict.shown->file);
+    remember_shown(ShownKnowledge{verdict.shown->file, now, verdict.shown->fingerprint,
+                                  record->hash, record->known_since, record->hash});
+    keep_text(verdict.shown->fingerprint.hash, std::move(verdict.shown->text));
+  }
+}
+
+bool Guard::asks_person(const Veto& veto) const
+{
+  return m_settings.override_mode == Override::ask && m_client_elicits
+         && may_override(veto.code);
+}
+
+void Guard::ask_person(std::string line, CallInFlight call, const std::string& key,
+                       Verdict verdict, Outbox& out, Clock::time_point now)
+{
+  const std::string id = std::string(k_own_id_prefix) + "override/" + std::to_string(++m_next_question);
+  PendingRequest question;
+  question.from = Peer::fsguard;
+  question.id = id;
+  question.method = "elicitation/create";
+  question.expect = Expectation::override_answer;
+  const std::string question_key = id_key(question.id);
+  Veto shown_veto = *verdict.veto;
+  shown_veto.path = server_spelling(shown_veto.path);
+  if (!m_ledger.open_toward_client(question_key, std::move(question))) {
+    veto_change(call, key, verdict, 0, out, now); // cannot happen: the number never repeats
+    return;
+  }
+  PendingOverride pending;
+  if (call.files.size() == 1 && call.files.front()) {
+    if (auto fingerprint = m_disk.fingerprint(*call.files.front())) {
+      pending.shown = fingerprint->hash;
+    }
+  }
+  out.to_client.push_back(override_request(id, call.what.tool, shown_veto));
+  mark_busy(call, +1); // the calls after it on its file wait for the answer
+  pending.line = std::move(line);
+  pending.call = std::move(call);
+  pending.key = key;
+  pending.verdict = std::move(verdict);
+  pending.deadline = now + m_settings.override_timeout;
+  pending.question_id = id;
+  m_overrides.emplace(question_key, std::move(pending));
+}
+
+void Guard::settle_override(const std::string& key, const nlohmann::json* answer,
+                            std::string said, Outbox& out, Clock::time_point now)
+{
+  const auto found = m_overrides.find(key);
+  if (found == m_overrides.end()) {
+    return;
+  }
+  PendingOverride pending = std::move(found->second);
+  m_overrides.erase(found);
+  mark_busy(pending.call, -1);
+  const OverrideAnswer answered = answer ? read_override_answer(*answer) : OverrideAnswer::error;
+  if (answered == OverrideAnswer::allow) {
+    // Allowed for the content the person was shown: if the file moved on
+    // meanwhile, that is a change nobody has seen.
+    std::optional<ContentHash> now_holds;
+    if (pending.call.files.size() == 1 && pending.call.files.front()) {
+      if (auto fingerprint = m_disk.fingerprint(*pending.call.files.front())) {
+        now_holds = fingerprint->hash;
+      }
+    }
+    if (now_holds == pending.shown) {
+      audit(pending.call, "override", pending.verdict.veto, 0, out);
+      out.say(LogLevel::info, "the user allowed " + pending.call.what.tool + " of "
+                                + server_spelling(pending.verdict.veto->path));
+      forward(std::move(pending.line), std::move(pending.call), pending.key, out, now);
+      release_held(out, now);
+      return;
+    }
+    said = "allowed it, but the file changed again while they decided, so fsguard did not "
+           "write it";
+  } else if (answer != nullptr) {
+    said = answered == OverrideAnswer::decline ? "declined" : "the client answered with an error";
+  }
+  pending.verdict.veto->person_said = said;
+  audit(pending.call, "override_refused", pending.verdict.veto, 0, out);
+  veto_change(pending.call, pending.key, pending.verdict, 0, out, now);
+  release_held(out, now);
+}
+
+void Guard::on_client_gone(Outbox& out, Clock::time_point now)
+{
+  std::vector<std::string> keys;
+  for (const auto& [key, pending] : m_overrides) {
+    keys.push_back(key);
+  }
+  for (const auto& key : keys) {
+    m_ledger.close(Peer::client, key);
+    settle_override(key, nullptr, "did not answer before the client ended the session", out, now);
+  }
 }
 
 Guard::Verdict Guard::decide_change(CallInFlight& call, std::string& line)
@@ -838,7 +954,18 @@ void Guard::on_upstream_request(const std::string& key, std::string_view method)
 
 void Guard::on_client_response(std::string line, const nlohmann::json& response, Outbox& out)
 {
-  const auto answered = m_ledger.close(Peer::client, id_key(member(response, "id")));
+  const std::string key = id_key(member(response, "id"));
+  const auto answered = m_ledger.close(Peer::client, key);
+  if (answered && answered->from == Peer::fsguard) {
+    settle_override(key, &response, "", out, Clock::now()); // fsguard's own: never relayed
+    return;
+  }
+  const auto& id = member(response, "id");
+  if (!answered && id.is_string() && id.get_ref<const std::string&>().starts_with(k_own_id_prefix)) {
+    out.say(LogLevel::warn, "dropped the client's answer to " + id.get<std::string>()
+                              + ", which fsguard is not waiting for");
+    return; // an answer to fsguard's question that came too late, or never asked
+  }
   out.to_upstream.push_back(std::move(line)); // the server hears it before fsguard asks
   if (answered && answered->expect == Expectation::roots) {
     m_paths.on_roots_result(response, out);
@@ -865,6 +992,20 @@ void Guard::on_client_notification(std::string line, const nlohmann::json& notif
       && !entry->call) {
     // Held: the upstream never saw it, so it needs no cancel either.
     std::erase_if(m_held, [&](const Held& held) { return held.key == key; });
+    for (auto pending = m_overrides.begin(); pending != m_overrides.end(); ++pending) {
+      if (pending->second.key == key) { // the person need not answer any more
+        const nlohmann::json cancel = {
+          {"jsonrpc", "2.0"},
+          {"method", "notifications/cancelled"},
+          {"params", {{"requestId", pending->second.question_id}, {"reason", "the call was cancelled"}}},
+        };
+        out.to_client.push_back(cancel.dump() + "\n");
+        mark_busy(pending->second.call, -1);
+        m_ledger.close(Peer::client, pending->first);
+        m_overrides.erase(pending);
+        break;
+      }
+    }
     m_ledger.close(Peer::upstream, key);
     release_held(out, Clock::now());
     return;
@@ -1220,6 +1361,25 @@ void Guard::expire(Clock::time_point now, Outbox& out)
 void Guard::tick(Clock::time_point now, Outbox& out)
 {
   expire(now, out);
+  std::vector<std::string> expired;
+  for (const auto& [key, pending] : m_overrides) {
+    if (now >= pending.deadline) {
+      expired.push_back(key);
+    }
+  }
+  for (const auto& key : expired) {
+    const nlohmann::json cancel = {
+      {"jsonrpc", "2.0"},
+      {"method", "notifications/cancelled"},
+      {"params", {{"requestId", m_overrides.at(key).question_id}, {"reason", "no answer in time"}}},
+    };
+    out.to_client.push_back(cancel.dump() + "\n");
+    m_ledger.close(Peer::client, key);
+    settle_override(key, nullptr,
+                    "did not answer within " + std::to_string(m_settings.override_timeout.count())
+                      + " s",
+                    out, now);
+  }
   if (!m_paths.listing_in_flight() && !m_paths.probing()) {
     m_listing_wait_since.reset();
   } else if (!m_listing_wait_since) {

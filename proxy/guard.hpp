@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -104,8 +105,12 @@ public:
     return std::chrono::milliseconds(m_paths.in_doubt() ? 50 : 500);
   }
 
-  // True while fsguard holds client calls that have not gone upstream yet.
-  bool holds_calls() const { return !m_held.empty(); }
+  // True while fsguard holds client calls that have not gone upstream yet
+  // (waiting behind others, or for the person's answer).
+  bool holds_calls() const { return !m_held.empty() || !m_overrides.empty(); }
+
+  // The client has gone: no question to the person can be answered now.
+  void on_client_gone(Outbox& out, Clock::time_point now = Clock::now());
 
   // Removes the client's unanswered requests (held ones included) and
   // returns their ids, to answer them when the upstream is gone.
@@ -179,6 +184,19 @@ private:
     std::uint64_t known_since = 0;
     ContentHash over{};
   };
+  // A vetoed change the person is being asked to allow (override: ask):
+  // the call as it would go upstream, its verdict, the content of its file
+  // the person was shown (allowed only if it still holds), and when the
+  // question expires.
+  struct PendingOverride {
+    std::string line;
+    CallInFlight call;
+    std::string key; // the call's, toward the upstream
+    Verdict verdict;
+    std::optional<ContentHash> shown;
+    Clock::time_point deadline{};
+    nlohmann::json question_id;
+  };
   // A write of the agent's through fsguard that left a known content.
   struct OwnWrite {
     ContentHash hash{};
@@ -211,6 +229,21 @@ private:
   std::optional<std::string> content_seen(const std::string& file);
   void start(std::string line, CallInFlight call, const std::string& key, Outbox& out,
              Clock::time_point now);
+  // Refuses the change `call` (upstream key `key`) with `verdict`'s veto,
+  // recording what the veto shows the agent.
+  void veto_change(const CallInFlight& call, const std::string& key, Verdict& verdict,
+                   std::int64_t latency_us, Outbox& out, Clock::time_point now);
+  // Sends the change `call` (raw request `line`) upstream.
+  void forward(std::string line, CallInFlight call, const std::string& key, Outbox& out,
+               Clock::time_point now);
+  // Whether to ask the person about `veto` before refusing.
+  bool asks_person(const Veto& veto) const;
+  void ask_person(std::string line, CallInFlight call, const std::string& key, Verdict verdict,
+                  Outbox& out, Clock::time_point now);
+  // The person's `answer` (or its absence, `answer` null: `said` tells why)
+  // to the override question `key`.
+  void settle_override(const std::string& key, const nlohmann::json* answer, std::string said,
+                       Outbox& out, Clock::time_point now);
   // Decides the change `call` (raw request `line`, rewritten when a stale
   // write is merged).
   Verdict decide_change(CallInFlight& call, std::string& line);
@@ -259,6 +292,9 @@ private:
   Ledger m_ledger;
   ServerPaths m_paths;
   std::string m_client_name; // clientInfo.name from initialize
+  bool m_client_elicits = false; // it declared form elicitation at initialize
+  std::map<std::string, PendingOverride> m_overrides; // by the question's id key
+  std::uint64_t m_next_question = 0;
   SharedLedger* m_shared_ledger = nullptr;
   // Orders what the client sent and what it was shown: a read shown after
   // a call was sent cannot have informed that call.

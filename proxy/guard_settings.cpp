@@ -44,4 +44,16 @@ std::string_view to_string(StaleWrite stale_write)
   return stale_write == StaleWrite::merge ? "merge" : "veto";
 }
 
+std::optional<Override> parse_override(std::string_view name)
+{
+  if (name == "never") return Override::never;
+  if (name == "ask") return Override::ask;
+  return std::nullopt;
+}
+
+std::string_view to_string(Override override_mode)
+{
+  return override_mode == Override::ask ? "ask" : "never";
+}
+
 } // namespace fsguard

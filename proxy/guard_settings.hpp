@@ -41,6 +41,17 @@ enum class StaleWrite {
   merge, // merged three ways with the change; refused on a conflict
 };
 
+// Whether the person may let one vetoed write through.
+enum class Override {
+  never, // no: the veto stands
+  ask,   // ask the person through the client (MCP elicitation) first
+};
+
+std::optional<Override> parse_override(std::string_view name);
+std::string_view to_string(Override override_mode);
+
+inline constexpr std::chrono::seconds k_default_override_timeout{30};
+
 std::optional<StaleEdit> parse_stale_edit(std::string_view name);
 std::string_view to_string(StaleEdit stale_edit);
 std::optional<StaleWrite> parse_stale_write(std::string_view name);
@@ -72,6 +83,11 @@ struct GuardSettings {
   KeptTextBudget kept_texts;
   // How much of a diff a veto or a note shows.
   DiffBounds diff_bounds;
+  Override override_mode = Override::never;
+  // How long the person has to answer an override question.
+  std::chrono::seconds override_timeout = k_default_override_timeout;
+  // How long a read licenses changes; 0: for ever.
+  std::chrono::seconds read_ttl{0};
 };
 
 } // namespace fsguard

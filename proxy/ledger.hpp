@@ -30,6 +30,7 @@ enum class Expectation {
   client_listing, // the client's list_allowed_directories: read and relayed
   roots,          // the client's answer to the server's roots/list
   own_probe,      // fsguard's get_file_info of an allowed directory: never relayed
+  override_answer, // the person's answer to fsguard's question to the client: never relayed
 };
 
 struct PendingRequest {
@@ -49,6 +50,11 @@ public:
   // nothing, when a request with that key is still pending in the same
   // direction: the MCP specification forbids reusing an id in a session.
   bool open(const std::string& key, PendingRequest request);
+  // Records fsguard's own `request` to the client under `key`.
+  bool open_toward_client(const std::string& key, PendingRequest request)
+  {
+    return m_toward_client.try_emplace(key, std::move(request)).second;
+  }
 
   // The pending request that an answer from `answering` with id `key`
   // answers, or null if there is none.

@@ -117,13 +117,14 @@ std::optional<SavedRecord> parse_record(const Json& entry)
   const Json* stat = field(entry, "stat");
   const auto stat_trusted = bool_field(entry, "stat_trusted");
   const auto taken_at = signed_field(entry, "taken_at_ns");
+  const auto seen_at = signed_field(entry, "seen_at_ns");
   const auto extent = string_field(entry, "extent");
   const auto reason = string_field(entry, "partial_reason");
   const auto view = string_field(entry, "view");
   const auto valid_utf8 = bool_field(entry, "valid_utf8");
   const auto bare_cr = bool_field(entry, "bare_cr");
   if (!path || !path->starts_with('/') || !hash || stat == nullptr || !stat_trusted || !taken_at
-      || !extent || (*extent != "whole" && *extent != "partial") || !reason || !view
+      || !seen_at || !extent || (*extent != "whole" && *extent != "partial") || !reason || !view
       || !parse_view(*view) || !valid_utf8 || !bare_cr) {
     return std::nullopt;
   }
@@ -143,6 +144,7 @@ std::optional<SavedRecord> parse_record(const Json& entry)
   record.stat = FileStat{*device, *inode, *size, *mtime, *ctime, static_cast<std::uint32_t>(*mode)};
   record.stat_trusted = *stat_trusted;
   record.taken_at_ns = *taken_at;
+  record.seen_at_ns = *seen_at;
   record.extent = *extent == "whole" ? ReadExtent::whole : ReadExtent::partial;
   record.partial_reason = *reason;
   record.view = *parse_view(*view);
@@ -164,6 +166,7 @@ nlohmann::ordered_json record_json(const SavedRecord& record)
       {"mode", record.stat.mode}}},
     {"stat_trusted", record.stat_trusted},
     {"taken_at_ns", record.taken_at_ns},
+    {"seen_at_ns", record.seen_at_ns},
     {"extent", record.extent == ReadExtent::whole ? "whole" : "partial"},
     {"partial_reason", record.partial_reason},
     {"view", view_name(record.view)},

@@ -13,6 +13,7 @@ SeenRecord record_of(const Fingerprint& fingerprint, ReadExtent extent)
   record.trusted_stat = fingerprint.stat;
   record.hash = fingerprint.hash;
   record.taken_at_ns = fingerprint.taken_at_ns;
+  record.seen_at_ns = fingerprint.taken_at_ns;
   record.size = fingerprint.stat.size;
   record.extent = extent;
   record.traits = fingerprint.traits;
@@ -90,6 +91,7 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     SeenRecord record;
     record.trusted_stat = *stat;
     record.taken_at_ns = now;
+    record.seen_at_ns = now;
     record.size = stat->size;
     record.hash_state = HashState::owed;
     record.partial_reason = partial_reason;
@@ -245,6 +247,16 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     veto.code = VetoCode::changed_during_read;
     return veto;
   }
+  if (m_read_ttl.count() > 0) {
+    const std::int64_t age_ns = m_disk.now_ns() - record.seen_at_ns;
+    const std::int64_t ttl_ns = std::chrono::nanoseconds(m_read_ttl).count();
+    if (age_ns > ttl_ns) {
+      veto.code = VetoCode::expired;
+      veto.age_s = age_ns / 1'000'000'000;
+      veto.ttl_s = m_read_ttl.count();
+      return veto;
+    }
+  }
   if (record.known_since > sent_at) {
     veto.code = VetoCode::not_read;
     veto.reason = "was read only after this call was sent, so the call was not made with "
@@ -272,7 +284,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     veto.code = VetoCode::changed;
     veto.seen_size = record.size;
     veto.current_size = current->size;
-    veto.seen_at_ns = record.taken_at_ns;
+    veto.seen_at_ns = record.seen_at_ns;
     veto.current_mtime_ns = current->mtime_ns;
     return veto;
   }
@@ -290,6 +302,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     const auto whole_since = record.whole_since;
     const auto view = record.view;
     const auto shown_over = record.shown_over;
+    const auto seen_at = record.seen_at_ns;
     auto reason = std::move(record.partial_reason);
     record = record_of(*now, extent);
     record.partial_reason = std::move(reason);
@@ -297,12 +310,13 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     record.whole_since = whole_since;
     record.view = view;
     record.shown_over = shown_over;
+    record.seen_at_ns = seen_at;
     return lossy_veto(record, kind, path);
   }
   veto.code = VetoCode::changed;
   veto.seen_size = record.size;
   veto.current_size = now->stat.size;
-  veto.seen_at_ns = record.taken_at_ns;
+  veto.seen_at_ns = record.seen_at_ns;
   veto.current_mtime_ns = now->stat.mtime_ns;
   return veto;
 }
@@ -455,6 +469,7 @@ std::vector<SavedRecord> Tracker::saved(std::size_t limit) const
     saved.stat_trusted = record.trusted_stat.has_value();
     saved.stat = record.trusted_stat.value_or(FileStat{});
     saved.taken_at_ns = record.taken_at_ns;
+    saved.seen_at_ns = record.seen_at_ns;
     saved.extent = record.extent == ReadExtent::whole && record.whole_since != k_never
                      ? ReadExtent::whole
                      : ReadExtent::partial;
@@ -499,6 +514,7 @@ bool Tracker::restore(const SavedRecord& saved)
     record = record_of(*now, saved.extent);
   }
   record.view = saved.view;
+  record.seen_at_ns = saved.seen_at_ns; // a restart renews no read
   record.extent = extent_shown(record.extent, record.view, record.traits);
   record.partial_reason = record.extent == ReadExtent::partial ? saved.partial_reason : "";
   record.known_since = 0;

@@ -3,6 +3,7 @@
 // the injected `Disk`.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -73,6 +74,9 @@ struct SeenRecord {
   ContentHash hash{};
   HashState hash_state = HashState::known;
   std::int64_t taken_at_ns = 0;
+  // When the agent last read or wrote it (wall clock): what read_ttl_s and
+  // the veto texts count from. A refresh of metadata keeps it.
+  std::int64_t seen_at_ns = 0;
   std::int64_t size = 0;
   ReadExtent extent = ReadExtent::whole;
   std::string partial_reason; // how a partial view was cut, if not head/tail
@@ -102,6 +106,7 @@ struct SavedRecord {
   FileStat stat;
   bool stat_trusted = false; // the stat could vouch for the content (see racy())
   std::int64_t taken_at_ns = 0;
+  std::int64_t seen_at_ns = 0; // when the agent read or wrote it (read_ttl_s counts from it)
   ReadExtent extent = ReadExtent::whole;
   std::string partial_reason;
   ReadView view = ReadView::bytes;
@@ -113,6 +118,10 @@ struct SavedRecord {
 class Tracker {
 public:
   explicit Tracker(Disk& disk) : m_disk(disk) {}
+
+  // How long a read or the agent's own write licenses changes (read_ttl_s);
+  // 0: for ever.
+  void set_read_ttl(std::chrono::seconds ttl) { m_read_ttl = ttl; }
 
   // Takes the state of `path` before a read of it is forwarded.
   ReadStart begin_read(const std::string& path);
@@ -216,6 +225,7 @@ private:
   std::vector<std::string> m_owed; // paths whose records may owe a hash
   std::unordered_map<std::string, SeenRecord> m_records;
   std::uint64_t m_generation = 0;
+  std::chrono::seconds m_read_ttl{0};
 };
 
 } // namespace fsguard

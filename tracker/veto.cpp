@@ -21,6 +21,7 @@ std::string_view to_string(VetoCode code)
   case VetoCode::unknown_outcome: return "unknown_outcome";
   case VetoCode::lossy_read: return "lossy_read";
   case VetoCode::not_visible: return "not_visible";
+  case VetoCode::expired: return "expired";
   }
   return "unknown";
 }
@@ -201,6 +202,12 @@ std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& 
             "set \"path_map\" in fsguard's config, mapping " + veto.reason + " to the "
             "directory fsguard sees it as (fsguard --check-setup shows what fsguard sees).";
     break;
+  case VetoCode::expired:
+    text += "you last read or wrote " + veto.path + " " + std::to_string(veto.age_s)
+            + " s ago, longer than this session trusts a read (read_ttl_s: "
+            + std::to_string(veto.ttl_s) + "), so what you saw may no longer be what is on "
+            "disk. " + read_whole(names, veto.path);
+    break;
   case VetoCode::lossy_read:
     text += veto.path + " is not valid UTF-8, so reading it as text showed U+FFFD "
             "replacement characters where some of its bytes are, and writing it as text "
@@ -213,6 +220,12 @@ std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& 
               + names.read_bytes + " first, then retry " + names.write + ".";
     }
     break;
+  }
+  if (!veto.person_said.empty()) {
+    text += " The user was asked whether to allow this write, and " + veto.person_said + ".";
+  } else if (veto.person_unreachable) {
+    text += " fsguard is set to let the user allow such a write, but this client cannot ask "
+            "the user (it does not support MCP elicitation).";
   }
   return text;
 }

@@ -21,6 +21,7 @@ enum class VetoCode {
   unknown_outcome,     // an earlier write through fsguard was cancelled or never answered
   lossy_read,          // not valid UTF-8: written as text, bytes would be lost
   not_visible,         // below a server directory fsguard cannot see on its side
+  expired,             // the last read is older than read_ttl_s
 };
 
 // The code as it appears in `_meta["fsguard/veto"].code`, e.g. "not_read".
@@ -51,6 +52,15 @@ struct Veto {
   // The write would undo a change the agent knows only from fsguard's own
   // text (a veto's diff, a note), and may have been written before it saw it.
   bool undoes_shown_change = false;
+  // expired: how long ago the agent last read or wrote it, and the limit.
+  std::int64_t age_s = 0;
+  std::int64_t ttl_s = 0;
+  // The person was asked to allow the write (override: ask) and did not:
+  // what they answered, e.g. "declined"; "" when not asked.
+  std::string person_said;
+  // override is "ask", but the client cannot ask the person (no MCP
+  // elicitation): the text says so.
+  bool person_unreachable = false;
 };
 
 // The names a server gives its file tools, for texts that tell the agent

@@ -49,14 +49,19 @@ struct Session {
   // `listed`: the server's allowed directories, as it spells them.
   explicit Session(GuardSettings settings = {}, std::string client = "test-client",
                    std::string server_version = "0.2.0",
-                   std::vector<std::string> listed = {"/ws"})
+                   std::vector<std::string> listed = {"/ws"}, bool elicits = false)
     : guard(disk, std::move(settings), "/home", "/ws")
   {
     disk.make_directory("/ws");
     disk.make_directory("/ws2");
     disk.advance(10'000'000'000LL); // files made by tests are past the racy window
+    nlohmann::json capabilities = nlohmann::json::object();
+    if (elicits) {
+      capabilities["elicitation"] = nlohmann::json::object();
+    }
     request(json_line({{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
-                       {"params", {{"clientInfo", {{"name", client}, {"version", "1"}}}}}}));
+                       {"params", {{"clientInfo", {{"name", client}, {"version", "1"}}},
+                                   {"capabilities", capabilities}}}}));
     answer(0, {{"serverInfo", {{"name", "secure-filesystem-server"}, {"version", server_version}}}});
     if (server_version == "0.2.0") {
       list_directories(listed);
@@ -1489,5 +1494,107 @@ TEST_SUITE("guard: saved records")
     CHECK(next.forwarded_ids() == std::vector<nlohmann::json>{3});
     next.call(4, "write_file", {{"path", "/ws/b.txt"}, {"content", "y\n"}});
     CHECK(next.answered(4) == "not_read");
+  }
+}
+
+namespace {
+
+GuardSettings asking()
+{
+  GuardSettings settings;
+  settings.override_mode = Override::ask;
+  return settings;
+}
+
+} // namespace
+
+TEST_SUITE("guard: the person's override")
+{
+  TEST_CASE("with override ask, a client that elicits is asked; allow forwards this one write")
+  {
+    Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+    s.disk.write("/ws/a.txt", "theirs\n");
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    REQUIRE(s.out.to_client.size() == 1);
+    const auto question = nlohmann::json::parse(s.out.to_client.front());
+    CHECK(question["method"] == "elicitation/create");
+    CHECK(question["id"].get<std::string>().starts_with("fsguard/"));
+    CHECK(question["params"]["message"].get<std::string>().find("/ws/a.txt") != std::string::npos);
+    CHECK(s.forwarded_ids().empty());
+    // The model's own arguments cannot answer: only the client's response.
+    const nlohmann::json yes = {{"jsonrpc", "2.0"}, {"id", question["id"]},
+                                {"result", {{"action", "accept"}, {"content", {{"allow", true}}}}}};
+    s.out = Outbox{};
+    s.guard.on_client_response(yes.dump() + "\n", yes, s.out);
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{1}); // the answer itself is not relayed
+  }
+
+  TEST_CASE("decline, a wrong answer or no answer in time gives the veto; the file is untouched")
+  {
+    for (const std::string how : {"decline", "no", "timeout", "changed again"}) {
+      CAPTURE(how);
+      Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+      s.disk.write("/ws/a.txt", "theirs\n");
+      s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+      const auto question = nlohmann::json::parse(s.out.to_client.front());
+      s.out = Outbox{};
+      if (how == "timeout") {
+        s.guard.tick(s.now + std::chrono::seconds(31), s.out);
+      } else {
+        if (how == "changed again") {
+          s.disk.write("/ws/a.txt", "theirs, again\n");
+        }
+        const nlohmann::json answer =
+          how == "decline"
+            ? nlohmann::json{{"jsonrpc", "2.0"}, {"id", question["id"]}, {"result", {{"action", "decline"}}}}
+            : nlohmann::json{{"jsonrpc", "2.0"}, {"id", question["id"]},
+                             {"result", {{"action", "accept"}, {"content", {{"allow", how != "no"}}}}}};
+        s.guard.on_client_response(answer.dump() + "\n", answer, s.out);
+      }
+      CHECK(s.answered(1) == "not_read");
+      CHECK(s.client_text(1).find("The user was asked") != std::string::npos);
+      CHECK(s.out.to_upstream.empty());
+    }
+  }
+
+  TEST_CASE("a client without elicitation gets the veto, with a note that it cannot ask")
+  {
+    Session s(asking());
+    s.disk.write("/ws/a.txt", "theirs\n");
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    CHECK(s.answered(1) == "not_read");
+    CHECK(s.client_text(1).find("does not support MCP elicitation") != std::string::npos);
+  }
+
+  TEST_CASE("with override never, a client that elicits is not asked")
+  {
+    Session s({}, "claude-code", "0.2.0", {"/ws"}, true);
+    s.disk.write("/ws/a.txt", "theirs\n");
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    CHECK(s.answered(1) == "not_read");
+  }
+}
+
+TEST_SUITE("guard: read expiry")
+{
+  TEST_CASE("a read older than read_ttl_s licenses nothing; a fresh read or own write renews it")
+  {
+    GuardSettings settings;
+    settings.read_ttl = std::chrono::seconds(1);
+    Session s(settings);
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read_content(1, "/ws/a.txt");
+    s.disk.advance(200'000'000LL);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    s.disk.write("/ws/a.txt", "two\n");
+    s.answer_text(2, "ok");
+    s.disk.advance(1'500'000'000LL);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
+    CHECK(s.answered(3) == "expired");
+    CHECK(s.client_text(3).find("read_ttl_s: 1") != std::string::npos);
+    s.read_content(4, "/ws/a.txt");
+    s.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", "five\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{5});
   }
 }

@@ -18,6 +18,7 @@ SavedRecord record(const std::string& path, std::int64_t taken_at_ns, std::uint6
                         0100644};
   saved.stat_trusted = true;
   saved.taken_at_ns = taken_at_ns;
+  saved.seen_at_ns = taken_at_ns - 5;
   saved.view = ReadView::utf8_text;
   return saved;
 }

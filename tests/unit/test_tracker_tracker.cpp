@@ -642,6 +642,24 @@ TEST_SUITE("tracker: saved records")
     CHECK(saved[1].path == "/ws/2");
   }
 
+  TEST_CASE("a restored record keeps the moment it was read: a restart renews no read_ttl_s")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    f.disk.advance(50'000'000'000LL); // 50 s later, the server restarts
+    auto restored = restore_in_new_session(f);
+    REQUIRE(restored.taken);
+    CHECK(restored.tracker->find(k_file)->seen_at_ns == f.tracker.find(k_file)->seen_at_ns);
+    restored.tracker->set_read_ttl(std::chrono::seconds(60));
+    CHECK_FALSE(restored.tracker->check_write(k_file, WriteKind::edit,
+                                              PartialReadAllowsOverwrite::no, 1));
+    f.disk.advance(20'000'000'000LL); // 70 s after the read
+    CHECK(code_of(restored.tracker->check_write(k_file, WriteKind::edit,
+                                                PartialReadAllowsOverwrite::no, 1))
+          == VetoCode::expired);
+  }
+
   TEST_CASE("the generation goes up when a read or a write changes the records, not on a look")
   {
     Fixture f;

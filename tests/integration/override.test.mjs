@@ -1,0 +1,110 @@
+// The person's override (override: ask) and read expiry (read_ttl_s),
+// through the real server-filesystem and the SDK client, which answers
+// fsguard's elicitation as a user would through the client's UI.
+//
+//   node --test --test-concurrency=1 override.test.mjs      (FSGUARD_BIN=/path/to/fsguard)
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import {
+  FSGUARD_BIN, SERVER_FS_SCRIPT, callTool, cleanEnv, makeWorkspace, sleep, textOf, vetoCode,
+} from './lib/harness.mjs';
+
+const THEIRS = 'written by a person\n';
+
+/**
+ * fsguard with `config` in front of server-filesystem on a workspace holding
+ * a.txt; the client declares elicitation when `answer` is given, and
+ * answers each question with what `answer(params)` returns (a promise that
+ * never settles: no answer).
+ */
+async function session(t, { config, answer }) {
+  const ws = makeWorkspace({ 'a.txt': THEIRS });
+  const configFile = path.join(ws.dir, '..', `${path.basename(ws.dir)}.json`);
+  fs.writeFileSync(configFile, JSON.stringify(config));
+  const transport = new StdioClientTransport({
+    command: FSGUARD_BIN,
+    args: ['--config', configFile, process.execPath, SERVER_FS_SCRIPT, ws.dir],
+    env: cleanEnv(),
+    stderr: 'pipe',
+  });
+  const capabilities = answer ? { elicitation: {} } : {};
+  const client = new Client({ name: 'override-test', version: '0' }, { capabilities });
+  const asked = [];
+  if (answer) {
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params);
+      return answer(request.params);
+    });
+  }
+  await client.connect(transport);
+  t.after(async () => {
+    await client.close().catch(() => {});
+    ws.cleanup();
+    fs.rmSync(configFile, { force: true });
+  });
+  return { file: ws.file('a.txt'), asked, call: (name, args) => callTool(client, name, args) };
+}
+
+test('override ask: the user accepts, and the blind write lands', async (t) => {
+  const { file, asked, call } = await session(t, {
+    config: { override: 'ask', audit_log: '/dev/null' },
+    answer: async () => ({ action: 'accept', content: { allow: true } }),
+  });
+  const res = await call('write_file', { path: file, content: 'mine\n' });
+  assert.equal(vetoCode(res), undefined, textOf(res));
+  assert.equal(fs.readFileSync(file, 'utf8'), 'mine\n');
+  assert.equal(asked.length, 1);
+  assert.match(asked[0].message, /has not read it/);
+  assert.ok(asked[0].requestedSchema.properties.allow);
+});
+
+test('override ask: the user declines, and the outside content survives', async (t) => {
+  const { file, call } = await session(t, {
+    config: { override: 'ask' },
+    answer: async () => ({ action: 'decline' }),
+  });
+  const res = await call('write_file', { path: file, content: 'mine\n' });
+  assert.equal(vetoCode(res), 'not_read');
+  assert.match(textOf(res), /The user was asked whether to allow this write, and declined/);
+  assert.equal(fs.readFileSync(file, 'utf8'), THEIRS);
+});
+
+test('override ask: a client that never answers gets the veto after override_timeout_s', async (t) => {
+  const { file, call } = await session(t, {
+    config: { override: 'ask', override_timeout_s: 1 },
+    answer: () => new Promise(() => {}),
+  });
+  const began = Date.now();
+  const res = await call('write_file', { path: file, content: 'mine\n' });
+  assert.equal(vetoCode(res), 'not_read');
+  assert.match(textOf(res), /did not answer within 1 s/);
+  assert.ok(Date.now() - began < 5000);
+  assert.equal(fs.readFileSync(file, 'utf8'), THEIRS);
+});
+
+test('override ask: a client without elicitation gets the veto, with the note', async (t) => {
+  const { file, call } = await session(t, { config: { override: 'ask' } });
+  const res = await call('write_file', { path: file, content: 'mine\n' });
+  assert.equal(vetoCode(res), 'not_read');
+  assert.match(textOf(res), /does not support MCP elicitation/);
+  assert.equal(fs.readFileSync(file, 'utf8'), THEIRS);
+});
+
+test('read_ttl_s 1: a write 0.2 s after the read passes, one 1.5 s after is vetoed expired', async (t) => {
+  const { file, call } = await session(t, { config: { read_ttl_s: 1 } });
+  await call('read_text_file', { path: file });
+  await sleep(200);
+  assert.equal(vetoCode(await call('write_file', { path: file, content: 'soon\n' })), undefined);
+  await sleep(1500);
+  const late = await call('write_file', { path: file, content: 'late\n' });
+  assert.equal(vetoCode(late), 'expired', textOf(late));
+  assert.equal(fs.readFileSync(file, 'utf8'), 'soon\n');
+});
