@@ -1,11 +1,13 @@
 // The shared ledger in SQLite: one table of the writes each fsguard session
 // let through, in WAL mode so that sessions read while another writes.
 // SQLite because the ledger is written by several processes at once, and
-// SQLite's locking is made and tested for that (see CONTRIBUTING.md).
+// SQLite's locking is made and tested for that (see docs/design.md). The
+// library is loaded only when a ledger is opened (see SqliteApi).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "proxy/log.hpp"
@@ -15,6 +17,8 @@ struct sqlite3;
 struct sqlite3_stmt;
 
 namespace fsguard {
+
+struct SqliteApi; // SQLite's functions, loaded when a ledger is first opened
 
 // How long a ledger statement waits for another process's lock before it
 // gives up: the relay waits on it, so it must stay short.
@@ -49,6 +53,8 @@ private:
   // while it fails. Returns whether it is open.
   bool ready();
   std::string open();
+  // Loads libsqlite3 and its functions; "" or why not.
+  std::string load_library();
   void close();
   void prune(std::int64_t now_ns);
   // Reports `problem` unless the outage was reported already; `closing`
@@ -59,6 +65,8 @@ private:
   std::string m_path;
   const Log& m_log;
   std::string m_session; // this process's rows: pid and start time
+  void* m_library = nullptr; // dlopen() handle of libsqlite3
+  std::unique_ptr<SqliteApi> m_api;
   sqlite3* m_db = nullptr;
   sqlite3_stmt* m_insert = nullptr;
   sqlite3_stmt* m_lookup = nullptr;
