@@ -173,8 +173,8 @@ struct Session {
   {
     for (const auto& line : out.to_client) {
       const auto message = nlohmann::json::parse(line);
-      if (message["id"] != id) {
-        continue;
+      if (!message.contains("id") || message["id"] != id) {
+        continue; // notifications (a cancel) have no id
       }
       if (message.contains("error")) {
         return std::to_string(message["error"]["code"].get<int>());
@@ -209,7 +209,7 @@ struct Session {
   {
     for (const auto& line : out.to_client) {
       const auto message = nlohmann::json::parse(line);
-      if (message["id"] == id) {
+      if (message.contains("id") && message["id"] == id) {
         return message;
       }
     }
