@@ -1024,6 +1024,7 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
   switch (answered.expect) {
   case Expectation::relay:
   case Expectation::roots:
+  case Expectation::override_answer: // asked of the client: never answered by the upstream
     return true;
   case Expectation::initialize: {
     const auto response = nlohmann::json::parse(line, nullptr, false);
