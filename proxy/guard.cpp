@@ -1439,6 +1439,7 @@ void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length
 std::vector<nlohmann::json> Guard::take_unanswered()
 {
   m_held.clear();
+  m_overrides.clear(); // their calls are among the client's requests below
   std::vector<nlohmann::json> ids;
   for (auto& request : m_ledger.take_client_requests()) {
     ids.push_back(std::move(request.id));

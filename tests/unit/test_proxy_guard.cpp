@@ -1403,6 +1403,19 @@ TEST_SUITE("guard: the person's override")
     }
   }
 
+  TEST_CASE("when the upstream is gone, a call waiting for the person is answered once")
+  {
+    Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+    s.disk.write("/ws/a.txt", "theirs\n");
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    CHECK(s.guard.holds_calls());
+    CHECK(s.guard.take_unanswered() == std::vector<nlohmann::json>{1});
+    CHECK_FALSE(s.guard.holds_calls());
+    s.out = Outbox{};
+    s.guard.tick(s.now + std::chrono::seconds(60), s.out);
+    CHECK(s.answered(1) == ""); // no second answer
+  }
+
   TEST_CASE("a client without elicitation gets the veto, with a note that it cannot ask")
   {
     Session s(asking());
