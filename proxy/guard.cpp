@@ -1042,6 +1042,7 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
   switch (answered.expect) {
   case Expectation::relay:
   case Expectation::roots:
+  case Expectation::override_answer: // asked of the client: never answered by the upstream
     return true;
   case Expectation::initialize: {
     const auto response = nlohmann::json::parse(line, nullptr, false);
@@ -1460,6 +1461,7 @@ void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length
 std::vector<nlohmann::json> Guard::take_unanswered()
 {
   m_held.clear();
+  m_overrides.clear(); // their calls are among the client's requests below
   std::vector<nlohmann::json> ids;
   for (auto& request : m_ledger.take_client_requests()) {
     ids.push_back(std::move(request.id));

@@ -173,8 +173,8 @@ struct Session {
   {
     for (const auto& line : out.to_client) {
       const auto message = nlohmann::json::parse(line);
-      if (message["id"] != id) {
-        continue;
+      if (!message.contains("id") || message["id"] != id) {
+        continue; // notifications (a cancel) have no id
       }
       if (message.contains("error")) {
         return std::to_string(message["error"]["code"].get<int>());
@@ -209,7 +209,7 @@ struct Session {
   {
     for (const auto& line : out.to_client) {
       const auto message = nlohmann::json::parse(line);
-      if (message["id"] == id) {
+      if (message.contains("id") && message["id"] == id) {
         return message;
       }
     }
@@ -1555,6 +1555,19 @@ TEST_SUITE("guard: the person's override")
       CHECK(s.client_text(1).find("The user was asked") != std::string::npos);
       CHECK(s.out.to_upstream.empty());
     }
+  }
+
+  TEST_CASE("when the upstream is gone, a call waiting for the person is answered once")
+  {
+    Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+    s.disk.write("/ws/a.txt", "theirs\n");
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    CHECK(s.guard.holds_calls());
+    CHECK(s.guard.take_unanswered() == std::vector<nlohmann::json>{1});
+    CHECK_FALSE(s.guard.holds_calls());
+    s.out = Outbox{};
+    s.guard.tick(s.now + std::chrono::seconds(60), s.out);
+    CHECK(s.answered(1) == ""); // no second answer
   }
 
   TEST_CASE("a client without elicitation gets the veto, with a note that it cannot ask")
