@@ -1,5 +1,6 @@
 #include "proxy/config.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -50,6 +51,35 @@ Result<PathMap, std::string> parse_path_map(const nlohmann::json& value)
     mappings.push_back(PathMapping{lexically_normal(server), canonical.string()});
   }
   return PathMap(std::move(mappings));
+}
+
+// Why a config value was refused.
+struct BadValue {
+  std::string reason;
+};
+
+// `value`, the path of a file fsguard keeps (`key`): "~/" expands to
+// $HOME, and a relative path is taken from the working directory, so that
+// every session of a client finds the same file.
+Result<std::string, BadValue> kept_file_path(const nlohmann::json& value, const std::string& key)
+{
+  if (!value.is_string() || value.get<std::string>().empty()) {
+    return BadValue{"\"" + key + "\" must be a file path"};
+  }
+  std::string path = value.get<std::string>();
+  if (path.starts_with("~/")) {
+    const char* home = std::getenv("HOME");
+    if (home == nullptr || !std::string_view(home).starts_with("/")) {
+      return BadValue{"\"" + key + "\" starts with ~/, but $HOME is not an absolute path"};
+    }
+    path = std::string(home) + path.substr(1);
+  }
+  std::error_code error;
+  const auto absolute = std::filesystem::absolute(path, error);
+  if (error || path.ends_with("/")) {
+    return BadValue{"\"" + key + "\" must be a file path"};
+  }
+  return absolute.lexically_normal().string();
 }
 
 nlohmann::ordered_json path_map_json(const PathMap& map)
@@ -176,6 +206,10 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
       const auto bytes = whole_number(value, 256, 16 * 1024 * 1024);
       if (!bytes) return where + ": \"diff_max_bytes\" must be a whole number from 256 to 16777216";
       config.diff_bounds.max_bytes = *bytes;
+    } else if (key == "state_file" || key == "shared_ledger") {
+      auto path = kept_file_path(value, key);
+      if (!path) return where + ": " + path.error().reason;
+      (key == "state_file" ? config.state_file : config.shared_ledger) = std::move(path).value();
     } else if (key == "$schema") {
       config.sources.erase(key);
       continue; // editors use it to find the schema
@@ -343,6 +377,8 @@ std::string describe_config(const Config& config)
     {"kept_text_total_bytes", config.kept_texts.total_bytes},
     {"diff_max_lines", config.diff_bounds.max_lines},
     {"diff_max_bytes", config.diff_bounds.max_bytes},
+    {"state_file", config.state_file.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(config.state_file)},
+    {"shared_ledger", config.shared_ledger.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(config.shared_ledger)},
   };
   nlohmann::ordered_json described = nlohmann::ordered_json::object();
   for (const auto& [key, value] : values.items()) {

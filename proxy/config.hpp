@@ -51,6 +51,10 @@ struct Config {
   DiffBounds diff_bounds;    // how much of a diff a veto or a note shows
   std::string file;      // the config file in force, if any
   std::string audit_log; // JSONL audit log path; empty: none
+  // Where the records are saved for the next session; empty: nowhere.
+  std::string state_file;
+  // The SQLite ledger of the writes of every session sharing it; empty: none.
+  std::string shared_ledger;
 };
 
 // The part of `config` the guard decides with.

@@ -1,6 +1,7 @@
 #include "proxy/config_reload.hpp"
 
 #include "proxy/config_watch.hpp"
+#include "proxy/persistence.hpp"
 
 namespace fsguard {
 
@@ -31,6 +32,7 @@ void reload_config(Session& session)
   }
   session.config = config;
   session.guard.set_settings(guard_settings(config));
+  reload_persistence(session);
   session.disk.set_max_hash_bytes(static_cast<std::int64_t>(config.max_line_bytes));
   session.guard.set_auditing(session.audit.enabled());
   session.log.set_level(config.log_level);

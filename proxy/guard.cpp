@@ -113,6 +113,15 @@ Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string
   m_tracker.set_read_ttl(m_settings.read_ttl);
 }
 
+std::size_t Guard::restore(const std::vector<SavedRecord>& saved)
+{
+  std::size_t taken = 0;
+  for (const auto& record : saved) {
+    taken += m_tracker.restore(record) ? 1 : 0;
+  }
+  return taken;
+}
+
 void Guard::set_settings(GuardSettings settings)
 {
   m_settings = std::move(settings);
@@ -723,7 +732,7 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
   veto.cause = "outside fsguard";
   if (now) {
     veto.current_hash = now->hash;
-    veto.cause = cause_of(record, now->hash);
+    veto.cause = cause_of(file, record, now->hash);
   }
   if (m_settings.mode != Mode::enforce) {
     verdict.veto = std::move(veto); // let through: the agent is shown nothing
@@ -827,11 +836,20 @@ bool Guard::client_shows_whole(std::string_view answer) const
   return !limit || answer.size() <= *limit;
 }
 
-std::string Guard::cause_of(const SeenRecord* record, const ContentHash& current) const
+std::string Guard::cause_of(const std::string& file, const SeenRecord* record,
+                            const ContentHash& current) const
 {
   for (auto own = m_own_writes.rbegin(); own != m_own_writes.rend(); ++own) {
     if (own->hash == current && (record == nullptr || own->sent_at > record->known_since)) {
       return "by your own " + own->tool + " of " + own->path + " through fsguard";
+    }
+  }
+  if (m_shared_ledger != nullptr) {
+    // Only a write after the agent's record: an older one with the same
+    // content was undone before the agent saw the file.
+    const std::int64_t since = record != nullptr ? record->taken_at_ns : 0;
+    if (auto other = m_shared_ledger->who_wrote(file, current, since)) {
+      return describe_other_write(*other, m_disk.now_ns());
     }
   }
   return "outside fsguard";
@@ -1202,6 +1220,10 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       remember_own_write(call, *expected);
     }
     const SeenRecord* record = m_tracker.find(file);
+    if (m_shared_ledger != nullptr && record != nullptr
+        && record->hash_state == HashState::known) {
+      m_shared_ledger->record(file, record->hash, m_disk.now_ns(), m_client_name);
+    }
     if (record != nullptr && record->hash_state == HashState::known
         && record->extent == ReadExtent::whole) {
       if (expected_text && expected == record->hash) {

@@ -21,6 +21,7 @@
 #include "proxy/message.hpp"
 #include "proxy/outbox.hpp"
 #include "proxy/server_paths.hpp"
+#include "proxy/shared_ledger.hpp"
 #include "tracker/kept_texts.hpp"
 #include "tracker/tool_map.hpp"
 #include "tracker/tracker.hpp"
@@ -120,6 +121,20 @@ public:
 
   // The texts kept of what the agent saw whole (tests and diagnostics).
   const KeptTexts& kept_texts() const { return m_kept; }
+
+  // Takes the records `saved` by an earlier session that its files still
+  // bear out (see Tracker::restore), before the first call: the agent knows
+  // them from moment 0. Returns how many it took.
+  std::size_t restore(const std::vector<SavedRecord>& saved);
+
+  // The records to save for a later session, at most `limit` (see
+  // Tracker::saved), and a number that goes up when they may have changed.
+  std::vector<SavedRecord> saved_records(std::size_t limit) const { return m_tracker.saved(limit); }
+  std::uint64_t records_generation() const { return m_tracker.generation(); }
+
+  // The ledger the writes of every session sharing it go to, and a changed
+  // veto asks who wrote the content on disk (nullptr: none). Not owned.
+  void set_shared_ledger(SharedLedger* ledger) { m_shared_ledger = ledger; }
 
 private:
   struct Held {
@@ -243,8 +258,9 @@ private:
                        Veto veto);
   // Whether the client shows the model all of `answer` (see client_limits).
   bool client_shows_whole(std::string_view answer) const;
-  // Who made the change from the agent's `record` to `current`.
-  std::string cause_of(const SeenRecord* record, const ContentHash& current) const;
+  // Who made the change of `file` from the agent's `record` to `current`.
+  std::string cause_of(const std::string& file, const SeenRecord* record,
+                       const ContentHash& current) const;
   void keep_text(const ContentHash& hash, std::string text);
   // Records what fsguard showed the agent in its own texts, once
   // k_take_in_time has passed at `now`.
@@ -279,6 +295,7 @@ private:
   bool m_client_elicits = false; // it declared form elicitation at initialize
   std::map<std::string, PendingOverride> m_overrides; // by the question's id key
   std::uint64_t m_next_question = 0;
+  SharedLedger* m_shared_ledger = nullptr;
   // Orders what the client sent and what it was shown: a read shown after
   // a call was sent cannot have informed that call.
   std::uint64_t m_moment = 0;

@@ -2,6 +2,7 @@
 
 #include <boost/version.hpp>
 #include <git2/version.h>
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 #include <utf8proc.h>
 #include <xxhash.h>
@@ -130,7 +131,7 @@ std::string version_text()
          + std::to_string(NLOHMANN_JSON_VERSION_PATCH) + ", xxHash "
          + std::to_string(XXH_VERSION_MAJOR) + "." + std::to_string(XXH_VERSION_MINOR)
          + "." + std::to_string(XXH_VERSION_RELEASE) + ", utf8proc "
-         + utf8proc_version() + ", libgit2 " LIBGIT2_VERSION "\n";
+         + utf8proc_version() + ", libgit2 " LIBGIT2_VERSION ", SQLite " SQLITE_VERSION "\n";
 }
 
 } // namespace fsguard

@@ -16,6 +16,7 @@
 #include "proxy/framing.hpp"
 #include "proxy/heap.hpp"
 #include "proxy/message.hpp"
+#include "proxy/persistence.hpp"
 #include "proxy/session.hpp"
 #include "proxy/stderr_writer.hpp"
 
@@ -370,6 +371,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
   session.inputs = inputs;
   session.audit = std::move(audit);
   session.guard.set_auditing(session.audit.enabled());
+  open_persistence(session, command);
   asio::signal_set signals(context, SIGTERM, SIGINT, SIGHUP);
 
   asio::steady_timer last_words(context);
@@ -378,6 +380,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
   asio::co_spawn(context, session.to_client.closed(), [&](std::exception_ptr) { context.stop(); });
   asio::co_spawn(context, handle_signals(session, signals), asio::detached);
   asio::co_spawn(context, watch_config(session), asio::detached);
+  asio::co_spawn(context, keep_state(session), asio::detached);
   asio::co_spawn(context, supervise(session), [&](std::exception_ptr failure) {
     if (failure) {
       try {
@@ -392,6 +395,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
     last_words.async_wait([&](boost::system::error_code) { context.stop(); });
   });
   context.run();
+  save_state(session, k_state_exit_wait);
   stderr_writer.finish(k_stderr_grace);
 
   const int status = session.upstream.status().value_or(1);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -26,6 +27,8 @@
 #include "proxy/log.hpp"
 #include "proxy/outbox.hpp"
 #include "proxy/real_disk.hpp"
+#include "proxy/sqlite_ledger.hpp"
+#include "proxy/state_file.hpp"
 #include "proxy/upstream_process.hpp"
 
 namespace fsguard {
@@ -52,7 +55,8 @@ struct Session {
       log(logger),
       tick_timer(context),
       linger_timer(context),
-      heap_trimmer(context.get_executor())
+      heap_trimmer(context.get_executor()),
+      state_timer(context)
   {
     // No read of a larger file reaches the agent whole (see RealDisk).
     disk.set_max_hash_bytes(static_cast<std::int64_t>(settings.max_line_bytes));
@@ -74,6 +78,14 @@ struct Session {
   ConfigInputs inputs;            // to merge a changed config file again
   AuditLog audit;
   HeapTrimmer heap_trimmer;
+
+  // "state_file" and "shared_ledger" (see proxy/persistence.hpp).
+  asio::steady_timer state_timer;
+  StateKey state_key;
+  std::optional<StateFile> state;
+  std::optional<std::uint64_t> state_saved; // the records' generation saved last
+  bool state_failing = false;
+  std::unique_ptr<SqliteLedger> shared_ledger; // the guard uses it
 };
 
 // Writes `line` to one output stream (see LineWriter::write).

@@ -4,7 +4,7 @@
 #
 # Usage: scripts/setup.sh [--for run|demo|test]
 #   run    what building and running fsguard needs: a C++ toolchain, CMake,
-#          Boost, nlohmann-json, xxHash, utf8proc, libgit2. Builds build/fsguard
+#          Boost, nlohmann-json, xxHash, utf8proc, libgit2, SQLite. Builds build/fsguard
 #          alone (no unit tests, no doctest).
 #   demo   run, plus node and the npm packages of scripts/demo/ (the filesystem
 #          server and the SDK client that scripts/demo.mjs drives).
@@ -60,7 +60,7 @@ step "setting up for: $purpose"
 run_packages=(
   cmake g++ make pkg-config
   libboost1.81-dev libboost-filesystem1.81-dev
-  nlohmann-json3-dev libxxhash-dev libutf8proc-dev libgit2-dev
+  nlohmann-json3-dev libxxhash-dev libutf8proc-dev libgit2-dev libsqlite3-dev
 )
 # What only the tests use: doctest (unit tests), clang and libclang-rt
 # (tests/fuzz), dpkg-dev (the package.deb test), valgrind (tests/bench).

@@ -79,6 +79,7 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
                           ReadExtent extent, ReadView view, std::string partial_reason,
                           std::uint64_t shown_at)
 {
+  ++m_generation;
   if (extent == ReadExtent::whole) {
     partial_reason.clear();
   }
@@ -169,6 +170,7 @@ void Tracker::settle(const std::string& path)
   if (found == m_records.end() || found->second.hash_state != HashState::owed) {
     return;
   }
+  ++m_generation;
   SeenRecord& record = found->second;
   const auto now = m_disk.fingerprint(path);
   if (!now) {
@@ -202,6 +204,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
                                          PartialReadAllowsOverwrite partial_policy,
                                          std::uint64_t sent_at)
 {
+  ++m_generation;
   settle(path); // a hash a read still owes, before the file is looked at
   Veto veto;
   veto.path = path;
@@ -322,6 +325,7 @@ void Tracker::finish_write(const std::string& path,
                            const std::optional<ContentHash>& expected, ReadExtent extent,
                            std::uint64_t sent_at)
 {
+  ++m_generation;
   auto after = m_disk.fingerprint(path);
   if (!after || !after->stat.is_regular()) {
     m_records.erase(path);
@@ -348,6 +352,7 @@ void Tracker::finish_write(const std::string& path,
 void Tracker::record_shown(const std::string& path, const Fingerprint& fingerprint,
                            std::uint64_t shown_at, const ContentHash& over)
 {
+  ++m_generation;
   SeenRecord record = record_of(fingerprint, ReadExtent::whole);
   record.view = ReadView::utf8_text;
   record.known_since = shown_at;
@@ -359,6 +364,7 @@ void Tracker::record_shown(const std::string& path, const Fingerprint& fingerpri
 void Tracker::recover_seen(const std::string& path, const ContentHash& hash,
                            const ContentTraits& traits)
 {
+  ++m_generation;
   const auto found = m_records.find(path);
   if (found == m_records.end()) {
     return;
@@ -377,6 +383,7 @@ void Tracker::recover_seen(const std::string& path, const ContentHash& hash,
 void Tracker::make_known(const std::string& path, const ContentHash& hash, std::uint64_t now,
                          const ContentHash& over)
 {
+  ++m_generation;
   const auto found = m_records.find(path);
   if (found == m_records.end() || found->second.hash != hash
       || found->second.known_since != k_not_yet) {
@@ -396,6 +403,7 @@ ReadExtent Tracker::extent_of(const std::string& path, std::uint64_t sent_at) co
 
 void Tracker::finish_move(const std::string& from, const std::string& to)
 {
+  ++m_generation;
   settle_reads(); // hashes are taken at the old names, before anything moves
   const auto below = [](const std::string& path, const std::string& directory) {
     return path.size() > directory.size() && path.starts_with(directory)
@@ -424,6 +432,7 @@ void Tracker::finish_move(const std::string& from, const std::string& to)
 
 void Tracker::mark_unknown(const std::string& path, std::string reason)
 {
+  ++m_generation;
   m_records.erase(path);
   SeenRecord record;
   record.unknown_outcome = true;
@@ -434,6 +443,7 @@ void Tracker::mark_unknown(const std::string& path, std::string reason)
 
 void Tracker::forget(const std::string& path)
 {
+  ++m_generation;
   m_records.erase(path);
 }
 
@@ -441,6 +451,77 @@ const SeenRecord* Tracker::find(const std::string& path) const
 {
   const auto found = m_records.find(path);
   return found == m_records.end() ? nullptr : &found->second;
+}
+
+std::vector<SavedRecord> Tracker::saved(std::size_t limit) const
+{
+  std::vector<SavedRecord> records;
+  for (const auto& [path, record] : m_records) {
+    // Only content the agent has in view: not a read whose hash is owed or
+    // lost, nor content that still awaits its moment (see make_known).
+    if (record.hash_state != HashState::known || record.unknown_outcome
+        || record.changed_during_read || record.known_since == k_not_yet) {
+      continue;
+    }
+    SavedRecord saved;
+    saved.path = path;
+    saved.hash = record.hash;
+    saved.stat_trusted = record.trusted_stat.has_value();
+    saved.stat = record.trusted_stat.value_or(FileStat{});
+    saved.taken_at_ns = record.taken_at_ns;
+    saved.seen_at_ns = record.seen_at_ns;
+    saved.extent = record.extent == ReadExtent::whole && record.whole_since != k_never
+                     ? ReadExtent::whole
+                     : ReadExtent::partial;
+    saved.partial_reason = saved.extent == ReadExtent::partial ? record.partial_reason : "";
+    saved.view = record.view;
+    saved.traits = record.traits;
+    records.push_back(std::move(saved));
+  }
+  const auto newer = [](const SavedRecord& a, const SavedRecord& b) {
+    return a.taken_at_ns != b.taken_at_ns ? a.taken_at_ns > b.taken_at_ns : a.path < b.path;
+  };
+  if (records.size() > limit) {
+    std::nth_element(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(limit),
+                     records.end(), newer);
+    records.resize(limit);
+  }
+  std::sort(records.begin(), records.end(), newer);
+  return records;
+}
+
+bool Tracker::restore(const SavedRecord& saved)
+{
+  if (m_records.contains(saved.path)) {
+    return false; // what this session saw wins
+  }
+  const auto current = m_disk.stat(saved.path);
+  if (!current || !current->is_regular() || current->size > m_disk.max_hash_bytes()) {
+    return false;
+  }
+  SeenRecord record;
+  if (saved.stat_trusted && saved.stat == *current
+      && !racy(Fingerprint{saved.stat, saved.hash, saved.taken_at_ns})) {
+    // The same stat, and not racily clean when it was taken: the content
+    // is the same, as it would be within one session.
+    record = record_of(Fingerprint{saved.stat, saved.hash, saved.taken_at_ns, saved.traits},
+                       saved.extent);
+  } else {
+    auto now = m_disk.fingerprint(saved.path);
+    if (!now || now->hash != saved.hash) {
+      return false; // other content now (or none readable): it licenses nothing
+    }
+    record = record_of(*now, saved.extent);
+  }
+  record.view = saved.view;
+  record.seen_at_ns = saved.seen_at_ns; // a restart renews no read
+  record.extent = extent_shown(record.extent, record.view, record.traits);
+  record.partial_reason = record.extent == ReadExtent::partial ? saved.partial_reason : "";
+  record.known_since = 0;
+  record.whole_since = record.extent == ReadExtent::whole ? 0 : k_never;
+  ++m_generation;
+  m_records[saved.path] = std::move(record);
+  return true;
 }
 
 } // namespace fsguard

@@ -98,6 +98,23 @@ struct SeenRecord {
   std::optional<ShownOver> shown_over;
 };
 
+// What a later session needs of a SeenRecord to trust it again once it has
+// found the file unchanged (see Tracker::saved and Tracker::restore).
+struct SavedRecord {
+  std::string path;
+  ContentHash hash{};
+  FileStat stat;
+  bool stat_trusted = false; // the stat could vouch for the content (see racy())
+  std::int64_t taken_at_ns = 0;
+  std::int64_t seen_at_ns = 0; // when the agent read or wrote it (read_ttl_s counts from it)
+  ReadExtent extent = ReadExtent::whole;
+  std::string partial_reason;
+  ReadView view = ReadView::bytes;
+  ContentTraits traits;
+
+  bool operator==(const SavedRecord&) const = default;
+};
+
 class Tracker {
 public:
   explicit Tracker(Disk& disk) : m_disk(disk) {}
@@ -184,6 +201,18 @@ public:
   // The record of `path`, if any (for tests and diagnostics).
   const SeenRecord* find(const std::string& path) const;
 
+  // The records a later session may trust again, the `limit` most recently
+  // taken: content the agent knows, whole or in part, with a known hash.
+  std::vector<SavedRecord> saved(std::size_t limit) const;
+
+  // Takes `saved`, a record of an earlier session, if its file still holds
+  // that content (its stat proves it where racy() allows, else its hash):
+  // the agent then knows it from moment 0. Returns whether it was taken.
+  bool restore(const SavedRecord& saved);
+
+  // Goes up whenever the records may have changed (to save them only then).
+  std::uint64_t generation() const { return m_generation; }
+
 private:
   void settle(const std::string& path);
   // What the clean record of `path` knew, if any.
@@ -195,6 +224,7 @@ private:
   Disk& m_disk;
   std::vector<std::string> m_owed; // paths whose records may owe a hash
   std::unordered_map<std::string, SeenRecord> m_records;
+  std::uint64_t m_generation = 0;
   std::chrono::seconds m_read_ttl{0};
 };
 

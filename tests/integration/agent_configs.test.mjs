@@ -356,10 +356,11 @@ function validate(instance, schema, root = schema, where = '$') {
  * stdin already closed, and returns {accepted, status, stderr}. A config fsguard
  * refuses ends the run with status 2 before the upstream starts; an accepted one
  * runs the session, which ends at once because the client (stdin) is gone.
+ * HOME is `dir`, so an example's "~/..." files land there, not in the tester's home.
  */
 function fsguardAcceptsConfig(file, dir) {
   const r = spawnSync(FSGUARD_BIN, ['--config', file, '--', process.execPath, SERVER_FS_SCRIPT, dir], {
-    input: '', encoding: 'utf8', timeout: 15_000, env: cleanEnv(),
+    input: '', encoding: 'utf8', timeout: 15_000, env: cleanEnv({ HOME: dir }),
   });
   if (r.error) throw r.error;
   return { accepted: r.status !== 2, status: r.status, stderr: r.stderr };
@@ -572,6 +573,10 @@ const CONFIG_CASES = [
   ['a tool with role other', '{"tools": {"ls": {"role": "other", "path": "dir"}}}', true],
   ['confine_to the root directory', '{"confine_to": ["/"]}', true],
   ['an empty confine_to (no confinement)', '{"confine_to": []}', true],
+  ['a state_file in the home directory', '{"state_file": "~/state.json"}', true],
+  ['a shared_ledger in the home directory', '{"shared_ledger": "~/ledger.sqlite"}', true],
+  ['an empty state_file', '{"state_file": ""}', false],
+  ['shared_ledger not a string', '{"shared_ledger": 1}', false],
   ['not an object', '[]', false],
   ['an annotation key starting with //', '{"// note": "use real comments instead"}', false],
   ['confine_to as a string', '{"confine_to": "/"}', false],

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "proxy/config.hpp"
@@ -71,6 +74,33 @@ TEST_SUITE("config")
     CHECK_FALSE(parse_config(R"({"kept_text_total_bytes":-1})", "f").ok());
     CHECK_FALSE(parse_config(R"({"diff_max_bytes":100})", "f").ok());
     CHECK_FALSE(parse_config(R"({"diff_max_lines":"many"})", "f").ok());
+  }
+
+  TEST_CASE("state_file and shared_ledger are absolute paths: ~/ is $HOME, a relative path is from the working directory")
+  {
+    const char* home = std::getenv("HOME");
+    const std::string saved_home = home != nullptr ? home : "";
+    ::setenv("HOME", "/home/tester", 1);
+    const auto config = parse_config(
+      R"({"state_file": "~/.local/state/fsguard/state.json", "shared_ledger": "ledger.sqlite"})", "f");
+    REQUIRE(config.ok());
+    CHECK(config->state_file == "/home/tester/.local/state/fsguard/state.json");
+    CHECK(config->shared_ledger
+          == (std::filesystem::current_path() / "ledger.sqlite").lexically_normal().string());
+    CHECK(config->sources.at("state_file").starts_with("file "));
+    ::setenv("HOME", "relative", 1);
+    CHECK(parse_config(R"({"state_file": "~/s.json"})", "f").error().find("$HOME") != std::string::npos);
+    if (home != nullptr) {
+      ::setenv("HOME", saved_home.c_str(), 1);
+    } else {
+      ::unsetenv("HOME");
+    }
+    CHECK(parse_config(R"({"state_file": ""})", "f").error().find("state_file") != std::string::npos);
+    CHECK(parse_config(R"({"shared_ledger": 1})", "f").error().find("shared_ledger") != std::string::npos);
+    CHECK(parse_config(R"({"state_file": "/tmp/"})", "f").error().find("state_file") != std::string::npos);
+    const auto defaults = parse_config("{}", "f");
+    CHECK(defaults->state_file.empty());
+    CHECK(defaults->shared_ledger.empty());
   }
 
   TEST_CASE("the flag beats the environment, which beats the file")

@@ -1345,6 +1345,160 @@ TEST_SUITE("guard: servers that see other directories")
 
 namespace {
 
+// The rows of a shared ledger, as several sessions see them.
+struct LedgerRow {
+  std::string path;
+  ContentHash hash{};
+  std::int64_t at_ns = 0;
+  std::string client;
+  std::int64_t pid = 0;
+};
+
+// A shared ledger in memory: each instance is one session (`pid`).
+class FakeLedger final : public SharedLedger {
+public:
+  FakeLedger(std::vector<LedgerRow>& rows, std::int64_t pid) : m_rows(rows), m_pid(pid) {}
+
+  void record(const std::string& path, const ContentHash& hash, std::int64_t at_ns,
+              std::string_view client) override
+  {
+    m_rows.push_back(LedgerRow{path, hash, at_ns, std::string(client), m_pid});
+  }
+
+  std::optional<OtherWrite> who_wrote(const std::string& path, const ContentHash& hash,
+                                      std::int64_t since_ns) override
+  {
+    std::optional<OtherWrite> found;
+    for (const auto& row : m_rows) {
+      if (row.path == path && row.hash == hash && row.at_ns > since_ns && row.pid != m_pid
+          && (!found || row.at_ns > found->at_ns)) {
+        found = OtherWrite{row.client, row.pid, row.at_ns};
+      }
+    }
+    return found;
+  }
+
+private:
+  std::vector<LedgerRow>& m_rows;
+  std::int64_t m_pid;
+};
+
+// A ledger that names another session for every content it is asked about.
+class LyingLedger final : public SharedLedger {
+public:
+  void record(const std::string&, const ContentHash&, std::int64_t, std::string_view) override {}
+  std::optional<OtherWrite> who_wrote(const std::string&, const ContentHash&,
+                                      std::int64_t since_ns) override
+  {
+    return OtherWrite{"liar", 1, since_ns + 1};
+  }
+};
+
+constexpr std::int64_t k_second_ns = 1'000'000'000;
+
+} // namespace
+
+TEST_SUITE("guard: other sessions")
+{
+  TEST_CASE("a write the guard lets through is told to the shared ledger with the client's name")
+  {
+    std::vector<LedgerRow> rows;
+    FakeLedger ledger(rows, 100);
+    Session s({}, "claude-code");
+    s.guard.set_shared_ledger(&ledger);
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    CHECK(rows.empty()); // not before the server says it is done
+    s.disk.write("/ws/a.txt", "two\n");
+    s.answer_text(2, "Successfully wrote to /ws/a.txt");
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].path == "/ws/a.txt");
+    CHECK(rows[0].hash == fake_hash("two\n"));
+    CHECK(rows[0].client == "claude-code");
+    CHECK(rows[0].at_ns == s.disk.now_ns());
+  }
+
+  TEST_CASE("a changed veto names the other session whose write is on disk, and how long ago")
+  {
+    std::vector<LedgerRow> rows;
+    FakeLedger mine(rows, 100);
+    FakeLedger other(rows, 4242);
+    Session s;
+    s.guard.set_shared_ledger(&mine);
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read(1, "/ws/a.txt");
+    s.disk.advance(20 * k_second_ns);
+    s.disk.write("/ws/a.txt", "theirs\n");
+    other.record("/ws/a.txt", fake_hash("theirs\n"), s.disk.now_ns(), "claude-code");
+    s.disk.advance(40 * k_second_ns);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    const std::string cause = "by another agent session (claude-code, pid 4242) 40 s ago";
+    CHECK(s.client_line(2)["result"]["_meta"]["fsguard/veto"]["cause"] == cause);
+    CHECK(s.client_text(2).find("has been modified " + cause + " since you last read")
+          != std::string::npos);
+  }
+
+  TEST_CASE("another session's write older than the agent's read is not taken for the cause")
+  {
+    std::vector<LedgerRow> rows;
+    FakeLedger mine(rows, 100);
+    FakeLedger other(rows, 4242);
+    Session s;
+    s.guard.set_shared_ledger(&mine);
+    s.disk.write("/ws/a.txt", "theirs\n");
+    other.record("/ws/a.txt", fake_hash("theirs\n"), s.disk.now_ns(), "claude-code");
+    s.disk.advance(k_second_ns);
+    s.disk.write("/ws/a.txt", "one\n");
+    s.disk.advance(10 * k_second_ns);
+    s.read(1, "/ws/a.txt");
+    s.disk.write("/ws/a.txt", "theirs\n"); // put back outside fsguard
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    CHECK(s.client_line(2)["result"]["_meta"]["fsguard/veto"]["cause"] == "outside fsguard");
+  }
+
+  TEST_CASE("the shared ledger decides nothing: it neither licenses a write nor refuses one")
+  {
+    LyingLedger ledger;
+    Session s;
+    s.guard.set_shared_ledger(&ledger);
+    s.disk.write("/ws/a.txt", "one\n");
+    s.disk.write("/ws/b.txt", "b\n");
+    s.call(1, "write_file", {{"path", "/ws/b.txt"}, {"content", "x\n"}});
+    CHECK(s.answered(1) == "not_read");
+    s.read(2, "/ws/a.txt");
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+}
+
+TEST_SUITE("guard: saved records")
+{
+  TEST_CASE("records saved by one guard license the first write of a guard started later, unless the file changed")
+  {
+    Session first;
+    first.disk.write("/ws/a.txt", "a\n");
+    first.disk.write("/ws/b.txt", "b\n");
+    first.read(1, "/ws/a.txt");
+    first.read(2, "/ws/b.txt");
+    const auto saved = first.guard.saved_records(10);
+    CHECK(saved.size() == 2);
+    Session next;
+    next.disk = first.disk; // the same files, a new process
+    next.disk.write("/ws/b.txt", "b, changed\n");
+    CHECK(next.guard.restore(saved) == 1);
+    next.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    CHECK(next.forwarded_ids() == std::vector<nlohmann::json>{3});
+    next.call(4, "write_file", {{"path", "/ws/b.txt"}, {"content", "y\n"}});
+    CHECK(next.answered(4) == "not_read");
+  }
+}
+
+namespace {
+
 GuardSettings asking()
 {
   GuardSettings settings;

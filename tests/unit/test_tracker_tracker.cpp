@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cerrno>
+#include <memory>
 
 #include "fake_disk.hpp"
 #include "tracker/tracker.hpp"
@@ -497,5 +498,179 @@ TEST_SUITE("tracker")
     f.disk.advance(k_later);
     f.read();
     CHECK(code_of(f.edit()) == VetoCode::cannot_inspect);
+  }
+}
+
+TEST_SUITE("tracker: saved records")
+{
+  // A record saved by `f`'s session, restored by a new session on the same
+  // disk: whether it was taken, and the new tracker.
+  struct Restored {
+    bool taken = false;
+    std::unique_ptr<Tracker> tracker;
+  };
+
+  Restored restore_in_new_session(Fixture& f, const std::string& path = k_file)
+  {
+    const auto saved = f.tracker.saved(100);
+    Restored restored{false, std::make_unique<Tracker>(f.disk)};
+    for (const auto& record : saved) {
+      if (record.path == path) {
+        restored.taken = restored.tracker->restore(record);
+      }
+    }
+    return restored;
+  }
+
+  TEST_CASE("a record saved by one session licenses the first write of the next while the file is unchanged")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    f.disk.advance(k_later);
+    const int hashes = f.disk.hash_calls;
+    auto restored = restore_in_new_session(f);
+    CHECK(restored.taken);
+    CHECK(f.disk.hash_calls == hashes); // an old file: its stat vouches for it
+    CHECK_FALSE(restored.tracker->check_write(k_file, WriteKind::overwrite,
+                                              PartialReadAllowsOverwrite::no, 1));
+  }
+
+  TEST_CASE("a saved record of a file changed since is dropped, and a write is vetoed as not_read")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    f.disk.advance(k_later);
+    f.disk.write(k_file, "hello, changed\n");
+    f.disk.advance(k_later);
+    auto restored = restore_in_new_session(f);
+    CHECK_FALSE(restored.taken);
+    CHECK(restored.tracker->find(k_file) == nullptr);
+    CHECK(code_of(restored.tracker->check_write(k_file, WriteKind::edit,
+                                                PartialReadAllowsOverwrite::no, 1))
+          == VetoCode::not_read);
+  }
+
+  TEST_CASE("a saved record taken in the racy window is trusted only by the file's hash")
+  {
+    Fixture f; // written and read in the same tick: the stat cannot vouch
+    f.read();
+    const auto saved = f.tracker.saved(1);
+    REQUIRE(saved.size() == 1);
+    // The same size, the same tick: the stat stays the same, the content not.
+    f.disk.write(k_file, "jello\n");
+    Tracker next(f.disk);
+    CHECK_FALSE(next.restore(saved.front()));
+    f.disk.write(k_file, "hello\n");
+    const int hashes = f.disk.hash_calls;
+    CHECK(next.restore(saved.front()));
+    CHECK(f.disk.hash_calls > hashes);
+  }
+
+  TEST_CASE("a saved partial read licenses edits but not a rewrite")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read(k_file, ReadExtent::partial);
+    auto restored = restore_in_new_session(f);
+    REQUIRE(restored.taken);
+    CHECK_FALSE(restored.tracker->check_write(k_file, WriteKind::edit,
+                                              PartialReadAllowsOverwrite::no, 1));
+    CHECK(code_of(restored.tracker->check_write(k_file, WriteKind::overwrite,
+                                                PartialReadAllowsOverwrite::no, 1))
+          == VetoCode::partial_read);
+  }
+
+  TEST_CASE("a saved text view of bytes that are not UTF-8 still refuses a rewrite as lossy")
+  {
+    Fixture f;
+    f.disk.write(k_file, "caf\xe9\n");
+    f.disk.advance(k_later);
+    f.read(k_file, ReadExtent::whole, ReadView::utf8_text);
+    auto restored = restore_in_new_session(f);
+    REQUIRE(restored.taken);
+    CHECK(code_of(restored.tracker->check_write(k_file, WriteKind::overwrite,
+                                                PartialReadAllowsOverwrite::no, 1))
+          == VetoCode::lossy_read);
+  }
+
+  TEST_CASE("a saved record of a file that is gone, or now too large to hash, is dropped")
+  {
+    Fixture f;
+    f.disk.write("/ws/b.txt", "b\n");
+    f.disk.advance(k_later);
+    f.read();
+    f.read("/ws/b.txt");
+    f.disk.remove(k_file);
+    f.disk.set_max_hash_bytes(1);
+    const auto saved = f.tracker.saved(10);
+    Tracker next(f.disk);
+    for (const auto& record : saved) {
+      CHECK_FALSE(next.restore(record));
+    }
+  }
+
+  TEST_CASE("only content the agent knows is saved: not a hash still owed, nor an unknown outcome")
+  {
+    Fixture f;
+    f.disk.write("/ws/b.txt", "b\n");
+    f.disk.write("/ws/c.txt", "c\n");
+    f.disk.advance(k_later);
+    f.read();
+    f.read("/ws/b.txt");
+    f.tracker.mark_unknown("/ws/b.txt");
+    f.read_forwarded("/ws/c.txt"); // its hash is owed until settle_reads()
+    auto saved = f.tracker.saved(10);
+    REQUIRE(saved.size() == 1);
+    CHECK(saved.front().path == k_file);
+    f.tracker.settle_reads();
+    CHECK(f.tracker.saved(10).size() == 2);
+  }
+
+  TEST_CASE("the records saved are the most recently taken, up to the limit")
+  {
+    Fixture f;
+    for (const char* name : {"/ws/1", "/ws/2", "/ws/3"}) {
+      f.disk.write(name, name);
+      f.disk.advance(k_later);
+      f.read(name);
+    }
+    const auto saved = f.tracker.saved(2);
+    REQUIRE(saved.size() == 2);
+    CHECK(saved[0].path == "/ws/3");
+    CHECK(saved[1].path == "/ws/2");
+  }
+
+  TEST_CASE("a restored record keeps the moment it was read: a restart renews no read_ttl_s")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    f.disk.advance(50'000'000'000LL); // 50 s later, the server restarts
+    auto restored = restore_in_new_session(f);
+    REQUIRE(restored.taken);
+    CHECK(restored.tracker->find(k_file)->seen_at_ns == f.tracker.find(k_file)->seen_at_ns);
+    restored.tracker->set_read_ttl(std::chrono::seconds(60));
+    CHECK_FALSE(restored.tracker->check_write(k_file, WriteKind::edit,
+                                              PartialReadAllowsOverwrite::no, 1));
+    f.disk.advance(20'000'000'000LL); // 70 s after the read
+    CHECK(code_of(restored.tracker->check_write(k_file, WriteKind::edit,
+                                                PartialReadAllowsOverwrite::no, 1))
+          == VetoCode::expired);
+  }
+
+  TEST_CASE("the generation goes up when a read or a write changes the records, not on a look")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    const auto before = f.tracker.generation();
+    CHECK(f.tracker.find(k_file) == nullptr);
+    CHECK(f.tracker.generation() == before);
+    f.read();
+    const auto after_read = f.tracker.generation();
+    CHECK(after_read > before);
+    f.tracker.finish_write(k_file, std::nullopt);
+    CHECK(f.tracker.generation() > after_read);
   }
 }

@@ -151,11 +151,12 @@ export function makeWorkspace(files = {}, prefix = 'fsguard-it-') {
 
 /**
  * Start an MCP SDK client against server-filesystem on `dir`, via fsguard or directly.
- * `upstream` replaces the upstream command (default: [node, server-filesystem, dir]).
+ * `upstream` replaces the upstream command (default: [node, server-filesystem, dir]);
+ * `clientName` is the clientInfo.name the client sends.
  * Returns {client, transport, close(), stderrText(), sent(), pid}.
  */
 export async function connect({
-  viaGuard = true, dir, extraArgs = [], env = {}, upstream, cwd,
+  viaGuard = true, dir, extraArgs = [], env = {}, upstream, cwd, clientName = 'fsguard-integration',
 } = {}) {
   const upstreamCmd = upstream ?? [process.execPath, SERVER_FS_SCRIPT, dir];
   let command;
@@ -176,7 +177,7 @@ export async function connect({
   const origSend = transport.send.bind(transport);
   transport.send = (msg, opts) => { sent.push(msg); return origSend(msg, opts); };
 
-  const client = new Client({ name: 'fsguard-integration', version: '0.0.0' }, { capabilities: {} });
+  const client = new Client({ name: clientName, version: '0.0.0' }, { capabilities: {} });
   const known = new Set();
   const remember = () => {
     const pid = transport.pid;
