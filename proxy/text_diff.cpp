@@ -152,7 +152,8 @@ TextDiff diff_texts(std::string_view before, std::string_view after,
 std::optional<MergedText> merge_texts(std::string_view base, std::string_view ours,
                                       std::string_view theirs, const std::string& base_label,
                                       const std::string& ours_label,
-                                      const std::string& theirs_label)
+                                      const std::string& theirs_label,
+                                      unsigned short marker_size)
 {
   use_libgit2();
   const auto input = [](std::string_view text) {
@@ -172,6 +173,9 @@ std::optional<MergedText> merge_texts(std::string_view base, std::string_view ou
   options.their_label = theirs_label.c_str();
   options.favor = GIT_MERGE_FILE_FAVOR_NORMAL;
   options.flags = GIT_MERGE_FILE_STYLE_DIFF3;
+  if (marker_size > 0) {
+    options.marker_size = marker_size;
+  }
   git_merge_file_result result{};
   if (git_merge_file(&result, &ancestor, &our_file, &their_file, &options) != 0) {
     return std::nullopt;
@@ -193,37 +197,14 @@ std::optional<std::vector<MergeRegion>> merge_regions(std::string_view base,
                                                        std::string_view ours,
                                                        std::string_view theirs)
 {
-  use_libgit2();
-  const auto input = [](std::string_view text) {
-    git_merge_file_input file;
-    git_merge_file_input_init(&file, GIT_MERGE_FILE_INPUT_VERSION);
-    file.ptr = text.data();
-    file.size = text.size();
-    return file;
-  };
-  const git_merge_file_input ancestor = input(base);
-  const git_merge_file_input our_file = input(ours);
-  const git_merge_file_input their_file = input(theirs);
-  git_merge_file_options options;
-  git_merge_file_options_init(&options, GIT_MERGE_FILE_OPTIONS_VERSION);
   // Markers far longer than git's 7, so that no line of a text is taken
   // for one.
   constexpr unsigned short k_marker_size = 61;
-  options.marker_size = k_marker_size;
-  options.ancestor_label = "b";
-  options.our_label = "o";
-  options.their_label = "t";
-  options.flags = GIT_MERGE_FILE_STYLE_DIFF3;
-  git_merge_file_result result{};
-  if (git_merge_file(&result, &ancestor, &our_file, &their_file, &options) != 0) {
-    return std::nullopt;
+  const auto merged = merge_texts(base, ours, theirs, "b", "o", "t", k_marker_size);
+  if (!merged || (!merged->clean && merged->text.empty())) {
+    return std::nullopt; // libgit2 failed, or a binary merge chose no side
   }
-  const std::string text = result.ptr != nullptr ? std::string(result.ptr, result.len) : "";
-  const bool has_text = result.ptr != nullptr;
-  git_merge_file_result_free(&result);
-  if (!has_text && !(base.empty() && ours.empty() && theirs.empty())) {
-    return std::nullopt;
-  }
+  const std::string& text = merged->text;
   const std::string start = std::string(k_marker_size, '<') + " o\n";
   const std::string middle = std::string(k_marker_size, '|') + " b\n";
   const std::string split = std::string(k_marker_size, '=') + "\n";

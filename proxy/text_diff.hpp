@@ -45,7 +45,8 @@ struct MergedText {
 std::optional<MergedText> merge_texts(std::string_view base, std::string_view ours,
                                       std::string_view theirs, const std::string& base_label,
                                       const std::string& ours_label,
-                                      const std::string& theirs_label);
+                                      const std::string& theirs_label,
+                                      unsigned short marker_size = 0); // 0: git's 7
 
 // One region of a three-way merge: text all sides agree on, or that one side
 // changed (`conflict` false, `merged` is the result), or lines both sides
