@@ -611,7 +611,16 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
         now_holds = fingerprint->hash;
       }
     }
-    if (now_holds == pending.shown) {
+    // The roots may have changed while the person decided: the path must
+    // still name the file they were asked about.
+    const auto request = nlohmann::json::parse(pending.line, nullptr, false);
+    const auto what = guarded(request);
+    const bool same_files = what && describe(request, *what, pending.call.expected).files
+                                      == pending.call.files;
+    if (!same_files) {
+      now_holds.reset();
+    }
+    if (now_holds == pending.shown && same_files) {
       audit(pending.call, "override", pending.verdict.veto, 0, out);
       out.say(LogLevel::info, "the user allowed " + pending.call.what.tool + " of "
                                 + server_spelling(pending.verdict.veto->path));
@@ -619,8 +628,8 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
       release_held(out, now);
       return;
     }
-    said = "allowed it, but the file changed again while they decided, so fsguard did not "
-           "write it";
+    said = "allowed it, but while they decided the file changed again or its path came to "
+           "name another file, so fsguard did not write it";
   } else if (answer != nullptr) {
     said = answered == OverrideAnswer::decline ? "declined" : "the client answered with an error";
   }

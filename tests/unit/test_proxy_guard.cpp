@@ -1570,6 +1570,23 @@ TEST_SUITE("guard: the person's override")
     CHECK(s.answered(1) == ""); // no second answer
   }
 
+  TEST_CASE("an allowed relative write is refused if the roots changed while the person decided")
+  {
+    Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+    s.disk.write("/ws/a.txt", "theirs\n");
+    s.disk.write("/ws2/a.txt", "other\n");
+    s.call(1, "write_file", {{"path", "a.txt"}, {"content", "mine\n"}});
+    const auto question = nlohmann::json::parse(s.out.to_client.front());
+    s.roots_changed("file:///ws2");
+    s.list_directories({"/ws2"});
+    const nlohmann::json yes = {{"jsonrpc", "2.0"}, {"id", question["id"]},
+                                {"result", {{"action", "accept"}, {"content", {{"allow", true}}}}}};
+    s.out = Outbox{};
+    s.guard.on_client_response(yes.dump() + "\n", yes, s.out);
+    CHECK(s.answered(1) == "not_read");
+    CHECK(s.out.to_upstream.empty());
+  }
+
   TEST_CASE("a client without elicitation gets the veto, with a note that it cannot ask")
   {
     Session s(asking());
