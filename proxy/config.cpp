@@ -185,6 +185,10 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
       const auto mode = value.is_string() ? parse_override(value.get<std::string>()) : std::nullopt;
       if (!mode) return where + ": \"override\" must be \"never\" or \"ask\"";
       config.override_mode = *mode;
+    } else if (key == "verify") {
+      const auto verify = value.is_string() ? parse_verify(value.get<std::string>()) : std::nullopt;
+      if (!verify) return where + ": \"verify\" must be \"local\" or \"upstream\"";
+      config.verify = *verify;
     } else if (key == "override_timeout_s") {
       const auto seconds = whole_number(value, 1, 3600);
       if (!seconds) return where + ": \"override_timeout_s\" must be a whole number of seconds from 1 to 3600";
@@ -216,6 +220,11 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
     } else {
       return where + ": unknown key \"" + key + "\"";
     }
+  }
+  if (config.verify == Verify::upstream && !config.path_map.empty()) {
+    return std::string(origin) + ": \"path_map\" and \"verify\": \"upstream\" exclude each "
+           "other: with verify upstream fsguard reads the files through the server and looks "
+           "at none on its side; drop one of them";
   }
   return config;
 }
@@ -321,6 +330,7 @@ GuardSettings guard_settings(const Config& config)
   settings.confine_to = config.confine_to;
   settings.path_map = config.path_map;
   settings.override_mode = config.override_mode;
+  settings.verify = config.verify;
   settings.override_timeout = config.override_timeout;
   settings.read_ttl = config.read_ttl;
   settings.call_timeout = config.call_timeout;
@@ -371,6 +381,7 @@ std::string describe_config(const Config& config)
     {"stale_edit", to_string(config.stale_edit)},
     {"stale_write", to_string(config.stale_write)},
     {"override", to_string(config.override_mode)},
+    {"verify", to_string(config.verify)},
     {"override_timeout_s", config.override_timeout.count()},
     {"read_ttl_s", config.read_ttl.count()},
     {"kept_text_file_bytes", config.kept_texts.file_bytes},

@@ -20,6 +20,11 @@ void reload_config(Session& session)
   }
   Config config = std::move(loaded).value();
   const Mode previous = session.config.mode;
+  if (config.verify != session.config.verify) {
+    session.log.warn("\"verify\" takes effect at start only: it stays \""
+                     + std::string(to_string(session.config.verify)) + "\" until fsguard restarts");
+    config.verify = session.config.verify;
+  }
   if (config.audit_log != session.audit.path()) {
     if (config.audit_log.empty()) {
       session.audit = AuditLog();

@@ -1,9 +1,11 @@
 #include "proxy/guard.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <regex>
 
 #include "proxy/client_limits.hpp"
+#include "proxy/content_hash.hpp"
 #include "proxy/override_prompt.hpp"
 #include "proxy/stale_change.hpp"
 #include "tracker/path.hpp"
@@ -104,12 +106,14 @@ std::int64_t microseconds_since(std::chrono::steady_clock::time_point began)
 } // namespace
 
 Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string cwd)
-  : m_disk(disk), m_settings(std::move(settings)), m_tracker(disk),
-    m_paths(disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile),
+  : m_view(settings.verify == Verify::upstream ? std::make_unique<UpstreamView>() : nullptr),
+    m_disk(m_view ? *m_view : disk), m_settings(std::move(settings)), m_tracker(m_disk),
+    m_paths(m_disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile),
     m_kept(m_settings.kept_texts)
 {
   m_paths.set_custom_tools(m_settings.tools.has_value());
   m_paths.set_path_map(m_settings.path_map);
+  m_paths.set_sees_files(m_view == nullptr);
   m_tracker.set_read_ttl(m_settings.read_ttl);
 }
 
@@ -124,6 +128,7 @@ std::size_t Guard::restore(const std::vector<SavedRecord>& saved)
 
 void Guard::set_settings(GuardSettings settings)
 {
+  settings.verify = m_view ? Verify::upstream : Verify::local;
   m_settings = std::move(settings);
   m_paths.set_custom_tools(m_settings.tools.has_value());
   m_paths.set_path_map(m_settings.path_map);
@@ -361,8 +366,110 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
     }
     return {Outcome::held, std::move(call)};
   }
+  if (awaits_upstream(call, out, now)) {
+    return {Outcome::held, std::move(call)}; // later calls on its files wait behind it
+  }
   start(std::move(line), std::move(call), key, out, now);
+  if (m_view) {
+    m_view->forget_all(); // what the upstream said held for this decision only
+  }
   return {Outcome::ran, {}};
+}
+
+std::vector<std::size_t> Guard::verified_files(const CallInFlight& call) const
+{
+  std::vector<std::size_t> verified;
+  if (!m_view || !changes_files(call.what.role)) {
+    return verified;
+  }
+  for (std::size_t index = 0; index < call.files.size(); ++index) {
+    // A move loses nothing of its source: only an existing destination.
+    if (call.files[index] && call.what.paths[index].raw
+        && (call.what.role != ToolRole::move || index == 1)) {
+      verified.push_back(index);
+    }
+  }
+  return verified;
+}
+
+bool Guard::awaits_upstream(const CallInFlight& call, Outbox& out, Clock::time_point now)
+{
+  bool waits = false;
+  for (const std::size_t index : verified_files(call)) {
+    const std::string& file = *call.files[index];
+    if (m_view->knows(file)) {
+      continue;
+    }
+    waits = true;
+    if (m_view->asking(file)) {
+      continue;
+    }
+    if (!verify_tool(tools())) {
+      m_view->learn(file, UpstreamRead{UpstreamRead::Outcome::failed, {},
+                                       "with \"verify\": \"upstream\" fsguard reads the file "
+                                       "through the server before a change, and the server's "
+                                       "profile has no tool that reads a whole file as text; "
+                                       "set \"verify\": \"local\" (with path_map if the server "
+                                       "runs elsewhere)"});
+      waits = false;
+      continue;
+    }
+    m_view->asked(file, ask_upstream(*call.what.paths[index].raw, out), now);
+  }
+  return waits;
+}
+
+std::string Guard::ask_upstream(const std::string& raw, Outbox& out)
+{
+  const VerifyTool tool = *verify_tool(tools());
+  PendingRequest request;
+  request.from = Peer::fsguard;
+  request.id = std::string(k_own_id_prefix) + "verify/" + std::to_string(++m_next_verify);
+  request.method = "tools/call";
+  request.expect = Expectation::own_verify;
+  const std::string key = id_key(request.id);
+  out.to_upstream.push_back(verify_request(request.id.get<std::string>(), tool, raw));
+  m_ledger.open(key, std::move(request)); // the number never repeats
+  return key;
+}
+
+void Guard::on_verify_answer(const std::string& key, const UpstreamRead& read, Outbox& out,
+                             Clock::time_point now)
+{
+  if (auto check = m_partial_checks.extract(key)) {
+    PartialCheck& partial = check.mapped();
+    mark_file_busy(partial.file, -1);
+    // The part the read showed must still be in the file fsguard read
+    // whole (lines compared without "\r": a tail turns CRLF into LF).
+    std::string whole = read.text;
+    std::erase(whole, '\r');
+    std::erase(partial.shown, '\r');
+    if (read.outcome == UpstreamRead::Outcome::text
+        && whole.find(partial.shown) != std::string::npos) {
+      m_tracker.record_known(partial.file, shown_text_digest(read.text),
+                             static_cast<std::int64_t>(read.text.size()), ReadExtent::partial,
+                             partial.view, partial.reason, partial.shown_at);
+    } else if (m_settings.log_level >= LogLevel::debug) {
+      out.say(LogLevel::debug, "the part of " + server_spelling(partial.file)
+                                 + " a read showed is no longer in the file, so the read "
+                                   "licenses nothing");
+    }
+    release_held(out, now);
+    return;
+  }
+  if (m_view->answered(key, read)) {
+    release_held(out, now);
+    m_view->forget_all();
+  }
+}
+
+void Guard::mark_file_busy(const std::string& file, int delta)
+{
+  auto& busy = m_busy[file];
+  busy.calls += delta;
+  if (busy.calls <= 0) {
+    m_busy.erase(file);
+  }
 }
 
 bool Guard::awaits_directories(const CallInFlight& call) const
@@ -503,11 +610,12 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
             latency_us, out);
     }
     if (call.what.role == ToolRole::write && call.expected && !call.carried
-        && m_kept.budget().total_bytes > 0) {
+        && (m_kept.budget().total_bytes > 0 || m_view)) {
       // What the agent writes, it knows whole: kept once the write is done
-      // (decoded only then, by settle_reads()).
+      // (decoded only then, by settle_reads()). With verify: upstream its
+      // text is the record, whatever its size.
       const auto raw = skim_content_argument(line);
-      if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
+      if (raw && (m_view || raw->size() <= max_raw_json_string(m_kept.budget().file_bytes))) {
         call.written = std::string(*raw);
       }
     }
@@ -554,7 +662,9 @@ void Guard::veto_change(const CallInFlight& call, const std::string& key, Verdic
 
 bool Guard::asks_person(const Veto& veto) const
 {
-  return m_settings.override_mode == Override::ask && m_client_elicits
+  // With verify: upstream fsguard could not tell, when the person allows it,
+  // that the file still holds what they were shown: the veto stands.
+  return m_settings.override_mode == Override::ask && m_client_elicits && !m_view
          && may_override(veto.code);
 }
 
@@ -1077,6 +1187,9 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
     m_paths.on_probe_result(nlohmann::json::parse(line, nullptr, false), answered.probed, out);
     after_listing(out, now);
     return false;
+  case Expectation::own_verify:
+    on_verify_answer(key, read_outcome(nlohmann::json::parse(line, nullptr, false)), out, now);
+    return false;
   case Expectation::guarded_call:
     break;
   }
@@ -1107,7 +1220,8 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
   bool relay = true;
   const bool is_read = call.what.role == ToolRole::read;
   const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty()
-                          || (call.what.role == ToolRole::edit && call.what.result_is_diff);
+                          || (call.what.role == ToolRole::edit && call.what.result_is_diff)
+                          || (m_view && is_read);
   nlohmann::json response;
   bool ok = false;
   const auto skimmed_ok = needs_text ? std::nullopt : skim_tool_succeeded(skimmed);
@@ -1149,7 +1263,10 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
                + std::to_string(*limit);
     }
     const std::uint64_t shown_at = ++m_moment;
-    for (std::size_t index = 0; index < call.files.size(); ++index) {
+    if (m_view) {
+      record_upstream_read(call, response, extent, reason, shown_at, out, now);
+    }
+    for (std::size_t index = 0; index < call.files.size() && !m_view; ++index) {
       if (call.files[index] && read[index]) {
         m_tracker.finish_read(*call.files[index], call.read_starts[index], extent,
                               call.what.view, reason, shown_at);
@@ -1218,7 +1335,11 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       relay = false;
       known_since = k_not_yet; // see take_in_shown()
     }
-    m_tracker.finish_write(file, expected, extent, known_since);
+    if (m_view) {
+      record_upstream_change(call, file, expected, expected_text, extent, known_since);
+    } else {
+      m_tracker.finish_write(file, expected, extent, known_since);
+    }
     if (known_since == k_not_yet) {
       if (const SeenRecord* record = m_tracker.find(file); record != nullptr) {
         remember_shown(ShownKnowledge{file, now, std::nullopt, record->hash, k_not_yet,
@@ -1252,6 +1373,69 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     break;
   }
   return relay;
+}
+
+void Guard::record_upstream_read(const CallInFlight& call, const nlohmann::json& response,
+                                 ReadExtent extent, const std::string& reason,
+                                 std::uint64_t shown_at, Outbox& out, Clock::time_point now)
+{
+  if (call.what.view != ReadView::utf8_text || !call.what.whole_if_status.empty()) {
+    // fsguard's own read shows text, so only a read that showed the same
+    // text can be compared with it later (not read_media_file's base64).
+    return;
+  }
+  const std::string_view text = result_text(response);
+  std::vector<std::optional<std::string_view>> shown(1, text);
+  if (call.what.path_list) {
+    std::vector<std::string> requested;
+    for (const auto& argument : call.what.paths) {
+      requested.push_back(argument.raw.value_or(""));
+    }
+    shown = parts_shown(text, requested);
+  }
+  for (std::size_t index = 0; index < call.files.size() && index < shown.size(); ++index) {
+    if (!call.files[index] || !shown[index]) {
+      continue;
+    }
+    const std::string& file = *call.files[index];
+    if (call.what.extent == ReadExtent::whole) {
+      // The text is the whole file, even where the client cuts it (extent).
+      m_tracker.record_known(file, shown_text_digest(*shown[index]),
+                             static_cast<std::int64_t>(shown[index]->size()), extent,
+                             call.what.view, reason, shown_at);
+      continue;
+    }
+    // A part (head, tail): what it was cut from is learned with a read of
+    // the whole file, which must still hold that part. Calls on the file
+    // wait for it.
+    if (!verify_tool(tools())) {
+      continue;
+    }
+    const std::string key = ask_upstream(*call.what.paths[index].raw, out);
+    m_partial_checks.emplace(key, PartialCheck{file, std::string(*shown[index]), call.what.view,
+                                               reason, shown_at, now});
+    mark_file_busy(file, +1);
+  }
+}
+
+void Guard::record_upstream_change(const CallInFlight& call, const std::string& file,
+                                   const std::optional<ContentHash>& expected,
+                                   const std::optional<std::string>& expected_text,
+                                   ReadExtent extent, std::uint64_t known_since)
+{
+  std::optional<std::string> text = expected_text;
+  if (!text && call.written) {
+    text = decoded_json_string(*call.written, std::numeric_limits<std::size_t>::max());
+  }
+  if (!expected || !text || hash_bytes(*text) != *expected) {
+    // What the change left is unknown: the next change needs a read first.
+    m_tracker.mark_unknown(file, "fsguard could not tell what the last " + call.what.tool
+                                   + " left in the file");
+    return;
+  }
+  m_tracker.record_known(file, ContentDigest{*expected, content_traits(*text)},
+                         static_cast<std::int64_t>(text->size()), extent, ReadView::bytes, {},
+                         known_since);
 }
 
 void Guard::mark_busy(const CallInFlight& call, int delta)
@@ -1349,6 +1533,20 @@ void Guard::expire(Clock::time_point now, Outbox& out)
                                  .count())
               + " s; the calls held behind it go ahead, and its files must be read again");
   });
+  // fsguard's own reads through the upstream unanswered that long: their
+  // changes are refused, and partial reads license nothing.
+  if (m_view) {
+    any = !m_view->expire(now - m_settings.call_timeout).empty() || any;
+    for (auto check = m_partial_checks.begin(); check != m_partial_checks.end();) {
+      if (now - check->second.asked < m_settings.call_timeout) {
+        ++check;
+        continue;
+      }
+      mark_file_busy(check->second.file, -1);
+      check = m_partial_checks.erase(check);
+      any = true;
+    }
+  }
   // Calls that waited for the server's directories that long are decided
   // with what is known.
   bool overdue = false;
@@ -1446,6 +1644,13 @@ void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length
     m_paths.probe_done();
     return;
   }
+  if (answered.expect == Expectation::own_verify) {
+    on_verify_answer(key,
+                     UpstreamRead{UpstreamRead::Outcome::failed, {},
+                                  "the server's answer to fsguard's read of it was " + sizes},
+                     out, Clock::now());
+    return;
+  }
   if (answered.call && !answered.call->expired) {
     const CallInFlight& call = *answered.call;
     if (changes_files(call.what.role)) {
@@ -1471,6 +1676,7 @@ std::vector<nlohmann::json> Guard::take_unanswered()
 {
   m_held.clear();
   m_overrides.clear(); // their calls are among the client's requests below
+  m_partial_checks.clear();
   std::vector<nlohmann::json> ids;
   for (auto& request : m_ledger.take_client_requests()) {
     ids.push_back(std::move(request.id));

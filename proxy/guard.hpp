@@ -8,6 +8,7 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -22,6 +23,7 @@
 #include "proxy/outbox.hpp"
 #include "proxy/server_paths.hpp"
 #include "proxy/shared_ledger.hpp"
+#include "proxy/upstream_view.hpp"
 #include "tracker/kept_texts.hpp"
 #include "tracker/tool_map.hpp"
 #include "tracker/tracker.hpp"
@@ -40,9 +42,12 @@ public:
   using Clock = std::chrono::steady_clock;
 
   // `home` and `cwd` are the upstream's home directory and working directory.
+  // With settings.verify upstream, the guard learns files from the upstream
+  // and touches no `disk`.
   Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string cwd);
 
-  // Applies new `settings` (mode, tools, limits) without losing what was read.
+  // Applies new `settings` (mode, tools, limits) without losing what was
+  // read. The verify setting stays as the guard started.
   void set_settings(GuardSettings settings);
 
   // Whether audit records are wanted in the Outbox.
@@ -107,7 +112,10 @@ public:
 
   // True while fsguard holds client calls that have not gone upstream yet
   // (waiting behind others, or for the person's answer).
-  bool holds_calls() const { return !m_held.empty() || !m_overrides.empty(); }
+  bool holds_calls() const
+  {
+    return !m_held.empty() || !m_overrides.empty() || !m_partial_checks.empty();
+  }
 
   // The client has gone: no question to the person can be answered now.
   void on_client_gone(Outbox& out, Clock::time_point now = Clock::now());
@@ -204,6 +212,17 @@ private:
     std::string path;
     std::uint64_t sent_at = 0;
   };
+  // A partial read through the upstream (verify: upstream) whose file
+  // fsguard reads whole, to record the content the part was cut from: the
+  // text the read showed, and how and when.
+  struct PartialCheck {
+    std::string file;
+    std::string shown;
+    ReadView view = ReadView::utf8_text;
+    std::string reason;
+    std::uint64_t shown_at = 0;
+    Clock::time_point asked{};
+  };
   struct Attempt {
     Outcome outcome = Outcome::ran;
     std::optional<CallInFlight> call; // held: as described now
@@ -221,6 +240,30 @@ private:
                   std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
                   Outbox& out, Clock::time_point now);
   bool awaits_directories(const CallInFlight& call) const;
+  // verify: upstream: the files whose content a change by `call` is
+  // decided on (a move's destination; a write's or an edit's file).
+  std::vector<std::size_t> verified_files(const CallInFlight& call) const;
+  // verify: upstream: asks the upstream for the files `call`'s change is
+  // decided on, unless their text is at hand. True while it must wait.
+  bool awaits_upstream(const CallInFlight& call, Outbox& out, Clock::time_point now);
+  // Sends fsguard's own read of `raw` (the server's spelling of `file`),
+  // returning its id key.
+  std::string ask_upstream(const std::string& raw, Outbox& out);
+  // Takes the upstream's answer `line` to fsguard's read `key`.
+  void on_verify_answer(const std::string& key, const UpstreamRead& read, Outbox& out,
+                        Clock::time_point now);
+  // verify: upstream: records what the successful read `call` (its answer
+  // `response`) showed, from the text it showed.
+  void record_upstream_read(const CallInFlight& call, const nlohmann::json& response,
+                            ReadExtent extent, const std::string& reason,
+                            std::uint64_t shown_at, Outbox& out, Clock::time_point now);
+  // verify: upstream: records `file` after the agent's change `call`, which
+  // should have left `expected` (`expected_text` where known).
+  void record_upstream_change(const CallInFlight& call, const std::string& file,
+                              const std::optional<ContentHash>& expected,
+                              const std::optional<std::string>& expected_text,
+                              ReadExtent extent, std::uint64_t known_since);
+  void mark_file_busy(const std::string& file, int delta);
   std::optional<Veto> confinement_veto(const CallInFlight& call) const;
   bool blocked(const CallInFlight& call,
                const std::vector<const CallInFlight*>& held_before) const;
@@ -285,7 +328,8 @@ private:
   void release_held(Outbox& out, Clock::time_point now);
   void after_listing(Outbox& out, Clock::time_point now);
 
-  Disk& m_disk;
+  std::unique_ptr<UpstreamView> m_view; // verify: upstream
+  Disk& m_disk;                         // the view, or the disk given
   GuardSettings m_settings;
   bool m_auditing = false;
   Tracker m_tracker;
@@ -295,6 +339,8 @@ private:
   bool m_client_elicits = false; // it declared form elicitation at initialize
   std::map<std::string, PendingOverride> m_overrides; // by the question's id key
   std::uint64_t m_next_question = 0;
+  std::map<std::string, PartialCheck> m_partial_checks; // by fsguard's read's id key
+  std::uint64_t m_next_verify = 0;
   SharedLedger* m_shared_ledger = nullptr;
   // Orders what the client sent and what it was shown: a read shown after
   // a call was sent cannot have informed that call.

@@ -56,4 +56,16 @@ std::string_view to_string(Override override_mode)
   return override_mode == Override::ask ? "ask" : "never";
 }
 
+std::optional<Verify> parse_verify(std::string_view name)
+{
+  if (name == "local") return Verify::local;
+  if (name == "upstream") return Verify::upstream;
+  return std::nullopt;
+}
+
+std::string_view to_string(Verify verify)
+{
+  return verify == Verify::upstream ? "upstream" : "local";
+}
+
 } // namespace fsguard

@@ -51,6 +51,13 @@ std::optional<Override> parse_override(std::string_view name);
 std::string_view to_string(Override override_mode);
 
 inline constexpr std::chrono::seconds k_default_override_timeout{30};
+// How fsguard learns what a file holds before a change of it is decided.
+enum class Verify {
+  local,    // it stats and hashes the file itself (path_map says where)
+  upstream, // it asks the upstream for the file's text with its own read
+};
+std::optional<Verify> parse_verify(std::string_view name);
+std::string_view to_string(Verify verify);
 
 std::optional<StaleEdit> parse_stale_edit(std::string_view name);
 std::string_view to_string(StaleEdit stale_edit);
@@ -88,6 +95,8 @@ struct GuardSettings {
   std::chrono::seconds override_timeout = k_default_override_timeout;
   // How long a read licenses changes; 0: for ever.
   std::chrono::seconds read_ttl{0};
+  // Fixed for a session: the guard keeps the one it started with.
+  Verify verify = Verify::local;
 };
 
 } // namespace fsguard

@@ -31,6 +31,7 @@ enum class Expectation {
   roots,          // the client's answer to the server's roots/list
   own_probe,      // fsguard's get_file_info of an allowed directory: never relayed
   override_answer, // the person's answer to fsguard's question to the client: never relayed
+  own_verify,     // fsguard's read of a file through the upstream (verify: upstream): never relayed
 };
 
 struct PendingRequest {

@@ -142,6 +142,9 @@ void ServerPaths::set_path_map(PathMap map)
 void ServerPaths::look_for_unseen(const DirectorySet& directories, Outbox& out)
 {
   m_unseen.clear();
+  if (!m_sees_files) {
+    return; // fsguard learns the files through the upstream
+  }
   for (const auto& directory : directories) {
     const auto local = m_context.map.to_local(lexically_normal(directory));
     if (!local) {

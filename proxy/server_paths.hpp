@@ -52,6 +52,9 @@ public:
 
   // Applies path_map: how the server's paths name fsguard's files.
   void set_path_map(PathMap map);
+  // Whether fsguard sees the server's files itself (false with verify:
+  // upstream): only then are its directories looked for on this side.
+  void set_sees_files(bool sees) { m_sees_files = sees; }
 
   // The allowed directories of the last listing that fsguard cannot see.
   const std::vector<UnseenDirectory>& unseen() const { return m_unseen; }
@@ -124,6 +127,7 @@ private:
   std::set<std::string> m_probed;         // directories asked about (server spelling)
   std::set<std::string> m_other;          // of those, the ones that are not fsguard's
   int m_probes_in_flight = 0;
+  bool m_sees_files = true;
   std::uint64_t m_next_probe = 0;
   int m_listings_in_flight = 0;
 };

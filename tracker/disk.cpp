@@ -12,6 +12,9 @@ bool DiskError::missing() const
 
 std::string DiskError::describe() const
 {
+  if (!detail.empty()) {
+    return detail;
+  }
   if (error_number == EFBIG) {
     return "it is larger than the most fsguard hashes (max_line_bytes), so no read of it "
            "through fsguard shows all of it";

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tracker/file_state.hpp"
@@ -18,7 +19,13 @@ namespace fsguard {
 // Why a path could not be inspected: ENOENT means "does not exist", any other
 // errno means fsguard cannot tell (and must fail closed).
 struct DiskError {
+  DiskError() = default;
+  explicit DiskError(int error, std::string what = {})
+    : error_number(error), detail(std::move(what))
+  {
+  }
   int error_number = 0;
+  std::string detail; // what went wrong, when errno alone does not say it
   bool missing() const;
   std::string describe() const;
 };

@@ -122,7 +122,17 @@ private:
 std::vector<bool> parts_read(std::string_view text, const std::vector<std::string>& requested,
                              std::size_t* work)
 {
-  std::vector<bool> read(requested.size(), false);
+  const auto shown = parts_shown(text, requested, work);
+  std::vector<bool> read(shown.size());
+  std::transform(shown.begin(), shown.end(), read.begin(),
+                 [](const auto& part) { return part.has_value(); });
+  return read;
+}
+
+std::vector<std::optional<std::string_view>>
+parts_shown(std::string_view text, const std::vector<std::string>& requested, std::size_t* work)
+{
+  std::vector<std::optional<std::string_view>> read(requested.size());
   std::size_t steps = 0;
   if (work != nullptr) {
     *work = 0;
@@ -139,6 +149,15 @@ std::vector<bool> parts_read(std::string_view text, const std::vector<std::strin
   if (!indexed) {
     return read; // too costly to decide: nothing counts as read
   }
+  // A content part is "<path>:\n<content>\n": its content lies between.
+  const auto content = [&](std::size_t at, const std::string& path,
+                           std::size_t end) -> std::optional<std::string_view> {
+    const std::size_t begins = at + path.size() + k_content_mark.size();
+    if (end < begins + 1 || text[end - 1] != '\n') {
+      return std::nullopt;
+    }
+    return text.substr(begins, end - 1 - begins);
+  };
   // Part `i` ends at the one separator after its start that the header of
   // part `i + 1` follows. None, or more than one (a file's content mimics a
   // header, so the split is ambiguous): nothing from there on counts.
@@ -149,14 +168,18 @@ std::vector<bool> parts_read(std::string_view text, const std::vector<std::strin
       break;
     }
     if (part + 1 == requested.size()) {
-      read[part] = header == Header::content;
+      if (header == Header::content) {
+        read[part] = content(at, requested[part], text.size());
+      }
       break;
     }
     const auto ends = index.separators_from(requested[part + 1], at);
     if (ends.size() != 1) {
       break;
     }
-    read[part] = header == Header::content;
+    if (header == Header::content) {
+      read[part] = content(at, requested[part], ends.front());
+    }
     at = ends.front() + k_separator.size();
   }
   return read;

@@ -1,6 +1,7 @@
 // Which files a successful read response actually showed the agent.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,5 +17,11 @@ namespace fsguard {
 // `work`, if given, receives the bytes compared after separators, for tests.
 std::vector<bool> parts_read(std::string_view text, const std::vector<std::string>& requested,
                              std::size_t* work = nullptr);
+
+// The same split, giving the content each part showed (a view into `text`),
+// or nothing for a part that failed or cannot be told apart.
+std::vector<std::optional<std::string_view>>
+parts_shown(std::string_view text, const std::vector<std::string>& requested,
+            std::size_t* work = nullptr);
 
 } // namespace fsguard

@@ -127,6 +127,31 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
   m_records[path] = record;
 }
 
+void Tracker::record_known(const std::string& path, const ContentDigest& digest,
+                           std::int64_t size, ReadExtent extent, ReadView view,
+                           std::string partial_reason, std::uint64_t shown_at)
+{
+  ++m_generation;
+  settle(path);
+  SeenRecord record;
+  record.hash = digest.hash;
+  record.traits = digest.traits;
+  record.size = size;
+  record.taken_at_ns = m_disk.now_ns();
+  record.seen_at_ns = record.taken_at_ns;
+  record.view = view;
+  record.extent = extent_shown(extent, view, digest.traits);
+  if (record.extent == ReadExtent::partial) {
+    record.partial_reason = std::move(partial_reason);
+  }
+  record.known_since = shown_at;
+  record.whole_since = record.extent == ReadExtent::whole ? shown_at : k_never;
+  if (const auto earlier = earlier_view(path)) {
+    merge_earlier(record, *earlier);
+  }
+  m_records[path] = std::move(record);
+}
+
 std::optional<EarlierView> Tracker::earlier_view(const std::string& path) const
 {
   const auto previous = m_records.find(path);

@@ -137,6 +137,14 @@ public:
   void finish_read(const std::string& path, const ReadStart& start, ReadExtent extent,
                    ReadView view, std::string partial_reason = {}, std::uint64_t shown_at = 0);
 
+  // Records that the agent was shown, at moment `shown_at`, the `extent` of
+  // content `digest` (`size` bytes) that `path` held through `view`, as
+  // fsguard learned it from the upstream itself (verify: upstream) rather
+  // than from a disk: no stat vouches for it, so every check compares
+  // content. A head/tail view of content seen whole counts as whole.
+  void record_known(const std::string& path, const ContentDigest& digest, std::int64_t size,
+                    ReadExtent extent, ReadView view, std::string partial_reason,
+                    std::uint64_t shown_at);
   // Hashes the files whose reads left a hash owed. Call it once their
   // responses are on their way. A file that changed since finish_read() is
   // recorded as unknown content, and a write to it is vetoed as changed.

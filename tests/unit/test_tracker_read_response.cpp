@@ -126,4 +126,18 @@ TEST_SUITE("read_response")
     CHECK(split(1000, 5, work) == std::vector<bool>{false, false});
     CHECK(work > 64 * 1024);
   }
+
+  TEST_CASE("parts_shown gives each part's content exactly as the file holds it")
+  {
+    // server-filesystem's shape: "<path>:\n<content>\n" parts joined by "\n---\n".
+    const std::string text = "/ws/hello.txt:\nh\u00e9llo\nsecond line\n\n\n---\n/ws/nonl.txt:\nn1\nn2\n---\n"
+                             "\n---\n/ws/missing.txt: Error - ENOENT: no such file\n---\n/ws/empty.txt:\n\n";
+    const auto shown = parts_shown(text, {"/ws/hello.txt", "/ws/nonl.txt", "/ws/missing.txt",
+                                          "/ws/empty.txt"});
+    REQUIRE(shown.size() == 4);
+    CHECK(shown[0] == std::optional<std::string_view>("h\u00e9llo\nsecond line\n"));
+    CHECK(shown[1] == std::optional<std::string_view>("n1\nn2\n---"));
+    CHECK_FALSE(shown[2]);
+    CHECK(shown[3] == std::optional<std::string_view>(""));
+  }
 }

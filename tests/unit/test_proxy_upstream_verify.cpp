@@ -1,0 +1,389 @@
+// The guard with "verify": "upstream": it sees none of the server's files
+// and learns them through its own reads of the upstream. The test plays the
+// client and the upstream, whose files live in a map fsguard cannot see.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "fake_disk.hpp"
+#include "proxy/content_hash.hpp"
+#include "proxy/guard.hpp"
+
+using namespace fsguard;
+using fsguard::testing::FakeDisk;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+GuardSettings verifying_upstream()
+{
+  GuardSettings settings;
+  settings.verify = Verify::upstream;
+  return settings;
+}
+
+struct RemoteSession {
+  FakeDisk disk; // fsguard's side: none of the server's files are here
+  Guard guard;
+  Outbox out;
+  std::map<std::string, std::string> files; // the server's
+  std::vector<std::string> own_reads;        // fsguard's reads the upstream answered
+  Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
+
+  explicit RemoteSession(GuardSettings settings = verifying_upstream())
+    : guard(disk, std::move(settings), "/home", "/ws")
+  {
+    request({{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
+             {"params", {{"clientInfo", {{"name", "test-client"}, {"version", "1"}}},
+                         {"capabilities", nlohmann::json::object()}}}});
+    answer(0, {{"serverInfo", {{"name", "secure-filesystem-server"}, {"version", "0.2.0"}}}});
+    const auto asked = nlohmann::json::parse(out.to_upstream.back());
+    REQUIRE(asked["params"]["name"] == "list_allowed_directories");
+    CHECK_FALSE(answer_text(asked["id"], "Allowed directories:\n/ws"));
+  }
+
+  void request(const nlohmann::json& message, std::optional<ContentHash> hash = std::nullopt)
+  {
+    out = Outbox{};
+    guard.on_client_request(message.dump() + "\n", message, hash, out, now);
+  }
+
+  void notify(const nlohmann::json& message)
+  {
+    out = Outbox{};
+    guard.on_client_notification(message.dump() + "\n", message, out);
+  }
+
+  void call(const nlohmann::json& id, const std::string& tool, const nlohmann::json& arguments)
+  {
+    std::optional<ContentHash> hash;
+    if (arguments.contains("content")) {
+      hash = hash_bytes(arguments["content"].get<std::string>());
+    }
+    request({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
+             {"params", {{"name", tool}, {"arguments", arguments}}}},
+            hash);
+  }
+
+  bool answer(const nlohmann::json& id, const nlohmann::json& result)
+  {
+    out = Outbox{};
+    const std::string line =
+      nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}.dump();
+    const bool relayed = guard.on_upstream_response(id_key(id), line, skim_message(line), out, now);
+    guard.settle_reads();
+    return relayed;
+  }
+
+  bool answer_text(const nlohmann::json& id, const std::string& text, bool error = false)
+  {
+    nlohmann::json result = {{"content", {{{"type", "text"}, {"text", text}}}}};
+    if (error) {
+      result["isError"] = true;
+    }
+    return answer(id, result);
+  }
+
+  // The requests the last step sent upstream, fsguard's own reads apart.
+  std::vector<nlohmann::json> forwarded() const
+  {
+    std::vector<nlohmann::json> requests;
+    for (const auto& line : out.to_upstream) {
+      auto message = nlohmann::json::parse(line);
+      const auto& id = message["id"];
+      if (!(id.is_string() && id.get<std::string>().starts_with("fsguard/verify/"))) {
+        requests.push_back(std::move(message));
+      }
+    }
+    return requests;
+  }
+
+  // Answers fsguard's reads sent in the last step from `files`, as
+  // server-filesystem would, until it sends none; what the answers released
+  // is then in `out`. None of them may reach the client.
+  void serve_own_reads()
+  {
+    for (int round = 0; round < 4; ++round) {
+      std::vector<nlohmann::json> asked;
+      Outbox released;
+      for (const auto& line : out.to_upstream) {
+        auto message = nlohmann::json::parse(line);
+        const auto& id = message["id"];
+        if (id.is_string() && id.get<std::string>().starts_with("fsguard/verify/")) {
+          asked.push_back(std::move(message));
+        } else {
+          released.to_upstream.push_back(line);
+        }
+      }
+      released.to_client = out.to_client;
+      if (asked.empty()) {
+        return;
+      }
+      for (const auto& message : asked) {
+        CHECK(message["params"]["name"] == "read_text_file");
+        const std::string path = message["params"]["arguments"]["path"];
+        own_reads.push_back(path);
+        const auto file = files.find(path);
+        const bool relayed =
+          file == files.end()
+            ? answer_text(message["id"], "ENOENT: no such file or directory, open '" + path + "'",
+                          true)
+            : answer_text(message["id"], file->second);
+        CHECK_FALSE(relayed);
+        released.to_upstream.insert(released.to_upstream.end(), out.to_upstream.begin(),
+                                    out.to_upstream.end());
+        released.to_client.insert(released.to_client.end(), out.to_client.begin(),
+                                  out.to_client.end());
+      }
+      out = std::move(released);
+    }
+    FAIL("fsguard kept asking");
+  }
+
+  // The veto code answering `id` in the last step; "" if none.
+  std::string vetoed(const nlohmann::json& id) const
+  {
+    for (const auto& line : out.to_client) {
+      const auto message = nlohmann::json::parse(line);
+      if (message.contains("id") && message["id"] == id) {
+        return message["result"]["_meta"]["fsguard/veto"]["code"].get<std::string>();
+      }
+    }
+    return "";
+  }
+
+  std::string client_text(const nlohmann::json& id) const
+  {
+    for (const auto& line : out.to_client) {
+      const auto message = nlohmann::json::parse(line);
+      if (message.contains("id") && message["id"] == id) {
+        return message["result"]["content"][0]["text"];
+      }
+    }
+    return "";
+  }
+
+  bool went_upstream(const nlohmann::json& id) const
+  {
+    for (const auto& message : forwarded()) {
+      if (message["id"] == id) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A whole read of `path`, answered with the server's content.
+  void read(int id, const std::string& path)
+  {
+    call(id, "read_text_file", {{"path", path}});
+    REQUIRE(went_upstream(id));
+    CHECK(answer_text(id, files.at(path)));
+  }
+
+  // `write_file` of `content` to `path`; if it goes upstream, the server
+  // writes it. Returns the veto code, "" if it went ahead.
+  std::string write(int id, const std::string& path, const std::string& content)
+  {
+    call(id, "write_file", {{"path", path}, {"content", content}});
+    serve_own_reads();
+    if (!went_upstream(id)) {
+      return vetoed(id);
+    }
+    files[path] = content;
+    CHECK(answer_text(id, "Successfully wrote to " + path));
+    return "";
+  }
+};
+
+} // namespace
+
+TEST_SUITE("verify upstream")
+{
+  TEST_CASE("a blind write of a file fsguard cannot see is vetoed after fsguard reads it through the server")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "precious\n";
+    CHECK(s.write(1, "/ws/a.txt", "overwritten\n") == "not_read");
+    CHECK(s.own_reads == std::vector<std::string>{"/ws/a.txt"});
+    CHECK(s.files["/ws/a.txt"] == "precious\n");
+  }
+
+  TEST_CASE("a new file goes ahead, and the agent's own write licenses the next")
+  {
+    RemoteSession s;
+    CHECK(s.write(1, "/ws/new.txt", "first\n") == "");
+    CHECK(s.write(2, "/ws/new.txt", "second\n") == "");
+    CHECK(s.files["/ws/new.txt"] == "second\n");
+  }
+
+  TEST_CASE("read then write goes ahead; a change by someone else is vetoed")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "one\n";
+    s.read(1, "/ws/a.txt");
+    CHECK(s.write(2, "/ws/a.txt", "two\n") == "");
+    s.files["/ws/a.txt"] = "changed by a person\n";
+    CHECK(s.write(3, "/ws/a.txt", "three\n") == "changed");
+    CHECK(s.files["/ws/a.txt"] == "changed by a person\n");
+    // The veto shows what changed: the text fsguard read through the server.
+    CHECK(s.client_text(3).find("changed by a person") != std::string::npos);
+  }
+
+  TEST_CASE("a stale write after a read is vetoed")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "one\n";
+    s.read(1, "/ws/a.txt");
+    s.files["/ws/a.txt"] = "one\nand a line from a formatter\n";
+    CHECK(s.write(2, "/ws/a.txt", "two\n") == "changed");
+    CHECK(s.files["/ws/a.txt"] == "one\nand a line from a formatter\n");
+  }
+
+  TEST_CASE("a failed read counts for nothing")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "one\n";
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    CHECK(s.answer_text(1, "Access denied - path outside allowed directories", true));
+    CHECK(s.write(2, "/ws/a.txt", "two\n") == "not_read");
+  }
+
+  TEST_CASE("read_multiple_files licenses each part it showed, and not a failed one")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "a1\na2\n";
+    s.files["/ws/b.txt"] = "b\n";
+    s.call(1, "read_multiple_files", {{"paths", {"/ws/a.txt", "/ws/gone.txt", "/ws/b.txt"}}});
+    CHECK(s.answer_text(1, "/ws/a.txt:\na1\na2\n\n\n---\n/ws/gone.txt: Error - ENOENT: no such "
+                           "file\n---\n/ws/b.txt:\nb\n\n"));
+    s.files["/ws/gone.txt"] = "appeared since\n";
+    CHECK(s.write(2, "/ws/a.txt", "A\n") == "");
+    CHECK(s.write(3, "/ws/b.txt", "B\n") == "");
+    CHECK(s.write(4, "/ws/gone.txt", "G\n") == "not_read");
+  }
+
+  TEST_CASE("a partial read allows an edit but not a whole write")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "l1\nl2\nl3\n";
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}, {"head", 1}});
+    CHECK(s.answer_text(1, "l1"));
+    // fsguard reads the whole file to learn what the part was cut from.
+    s.serve_own_reads();
+    CHECK(s.write(2, "/ws/a.txt", "all new\n") == "partial_read");
+    s.call(3, "edit_file",
+           {{"path", "/ws/a.txt"}, {"edits", {{{"oldText", "l1"}, {"newText", "L1"}}}}});
+    s.serve_own_reads();
+    CHECK(s.went_upstream(3));
+  }
+
+  TEST_CASE("a partial read whose part is gone by the time fsguard reads the file licenses nothing")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "l1\nl2\n";
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}, {"head", 1}});
+    CHECK(s.answer_text(1, "l1"));
+    s.files["/ws/a.txt"] = "other\nl2\n";
+    s.serve_own_reads();
+    s.call(2, "edit_file",
+           {{"path", "/ws/a.txt"}, {"edits", {{{"oldText", "l2"}, {"newText", "L2"}}}}});
+    s.serve_own_reads();
+    CHECK(s.vetoed(2) == "not_read");
+  }
+
+  TEST_CASE("an edit's result is known from its diff, so a second edit needs no new read")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "one\n";
+    s.read(1, "/ws/a.txt");
+    s.call(2, "edit_file",
+           {{"path", "/ws/a.txt"}, {"edits", {{{"oldText", "one"}, {"newText", "two"}}}}});
+    s.serve_own_reads();
+    REQUIRE(s.went_upstream(2));
+    s.files["/ws/a.txt"] = "two\n";
+    CHECK(s.answer_text(2, "```diff\nIndex: /ws/a.txt\n===\n--- /ws/a.txt\toriginal\n+++ "
+                           "/ws/a.txt\tmodified\n@@ -1,1 +1,1 @@\n-one\n+two\n```\n\n"));
+    CHECK(s.write(3, "/ws/a.txt", "three\n") == "");
+  }
+
+  TEST_CASE("a read the server fails for another reason than a missing file refuses the write")
+  {
+    RemoteSession s;
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "x"}});
+    REQUIRE(s.out.to_upstream.size() == 1);
+    const auto asked = nlohmann::json::parse(s.out.to_upstream.front());
+    CHECK_FALSE(s.answer_text(asked["id"], "EACCES: permission denied, open '/ws/a.txt'", true));
+    CHECK(s.vetoed(1) == "cannot_inspect");
+    CHECK(s.client_text(1).find("EACCES") != std::string::npos);
+    CHECK_FALSE(s.went_upstream(1));
+  }
+
+  TEST_CASE("a read fsguard asked that never comes back refuses the write in time")
+  {
+    GuardSettings settings = verifying_upstream();
+    settings.call_timeout = std::chrono::seconds(10);
+    RemoteSession s(settings);
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "x"}});
+    CHECK(s.out.to_client.empty());
+    s.out = Outbox{};
+    s.guard.tick(s.now + std::chrono::seconds(11), s.out);
+    CHECK(s.vetoed(1) == "cannot_inspect");
+    CHECK_FALSE(s.went_upstream(1));
+  }
+
+  TEST_CASE("an answer to fsguard's read for a call the client cancelled licenses no later call")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "one\n";
+    s.read(1, "/ws/a.txt");
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    const auto first_read = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    s.notify({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
+              {"params", {{"requestId", 2}}}});
+    CHECK(s.out.to_upstream.empty()); // held: the upstream never saw it
+    CHECK_FALSE(s.answer_text(first_read, "one\n")); // nobody waits for it now
+    s.files["/ws/a.txt"] = "changed meanwhile\n";
+    // A later write asks afresh, and sees the change.
+    CHECK(s.write(3, "/ws/a.txt", "three\n") == "changed");
+  }
+
+  TEST_CASE("a write held behind a read of its file is decided on what the server holds after it")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "one\n";
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    CHECK(s.out.to_upstream.empty()); // it waits for the read; nothing asked yet
+    CHECK(s.answer_text(1, "one\n"));
+    s.serve_own_reads();
+    CHECK(s.vetoed(2) == "not_read"); // sent before the read's answer reached the agent
+  }
+
+  TEST_CASE("a move onto an existing destination needs it read; onto a new name it goes ahead")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "a\n";
+    s.files["/ws/b.txt"] = "b\n";
+    s.call(1, "move_file", {{"source", "/ws/a.txt"}, {"destination", "/ws/b.txt"}});
+    s.serve_own_reads();
+    CHECK(s.vetoed(1) == "not_read");
+    CHECK(s.own_reads == std::vector<std::string>{"/ws/b.txt"});
+    s.call(2, "move_file", {{"source", "/ws/a.txt"}, {"destination", "/ws/c.txt"}});
+    s.serve_own_reads();
+    CHECK(s.went_upstream(2));
+  }
+
+  TEST_CASE("text showing U+FFFD stands for bytes a write would destroy: an edit is refused")
+  {
+    RemoteSession s;
+    s.files["/ws/bin.dat"] = "ab\xEF\xBF\xBD" "cd\n";
+    s.read(1, "/ws/bin.dat");
+    s.call(2, "edit_file",
+           {{"path", "/ws/bin.dat"}, {"edits", {{{"oldText", "ab"}, {"newText", "AB"}}}}});
+    s.serve_own_reads();
+    CHECK(s.vetoed(2) == "lossy_read");
+  }
+}
