@@ -150,6 +150,14 @@ awaitable<int> run_check(Upstream& upstream, const Config& config)
                 "them.\n");
     co_return 1;
   }
+  if (config.verify == Verify::upstream) {
+    std::printf("verify: upstream: fsguard reads each file through the server before a change, "
+                "so it needs to see none of the upstream's allowed directories:\n");
+    for (const auto& directory : *directories) {
+      std::printf("  %s: read through the server\n", directory.c_str());
+    }
+    co_return 0;
+  }
   std::printf("the upstream's allowed directories, as fsguard sees them:\n");
   int unseen = 0;
   for (const auto& directory : *directories) {
@@ -164,7 +172,9 @@ awaitable<int> run_check(Upstream& upstream, const Config& config)
   std::printf("fsguard cannot see %d of %zu directories and refuses every write below them. The "
               "server runs where fsguard does not see its files (a container, or another mount "
               "namespace): set \"path_map\" in fsguard's config to map each to the directory "
-              "fsguard sees it as, e.g. {\"/projects/app\": \"/home/me/app\"}.\n",
+              "fsguard sees it as, e.g. {\"/projects/app\": \"/home/me/app\"}; or, where "
+              "fsguard cannot reach the files at all, set \"verify\": \"upstream\" to read "
+              "them through the server.\n",
               unseen, directories->size());
   co_return 1;
 }

@@ -1188,7 +1188,7 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
     after_listing(out, now);
     return false;
   case Expectation::own_verify:
-    on_verify_answer(key, read_outcome(nlohmann::json::parse(line, nullptr, false)), out, now);
+    on_verify_answer(key, read_outcome(line, skimmed), out, now);
     return false;
   case Expectation::guarded_call:
     break;
@@ -1220,8 +1220,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
   bool relay = true;
   const bool is_read = call.what.role == ToolRole::read;
   const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty()
-                          || (call.what.role == ToolRole::edit && call.what.result_is_diff)
-                          || (m_view && is_read);
+                          || (call.what.role == ToolRole::edit && call.what.result_is_diff);
   nlohmann::json response;
   bool ok = false;
   const auto skimmed_ok = needs_text ? std::nullopt : skim_tool_succeeded(skimmed);
@@ -1264,7 +1263,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     }
     const std::uint64_t shown_at = ++m_moment;
     if (m_view) {
-      record_upstream_read(call, response, extent, reason, shown_at, out, now);
+      record_upstream_read(call, line, skimmed, response, extent, reason, shown_at, out, now);
     }
     for (std::size_t index = 0; index < call.files.size() && !m_view; ++index) {
       if (call.files[index] && read[index]) {
@@ -1375,7 +1374,8 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
   return relay;
 }
 
-void Guard::record_upstream_read(const CallInFlight& call, const nlohmann::json& response,
+void Guard::record_upstream_read(const CallInFlight& call, std::string_view line,
+                                 const SkimmedMessage& skimmed, const nlohmann::json& response,
                                  ReadExtent extent, const std::string& reason,
                                  std::uint64_t shown_at, Outbox& out, Clock::time_point now)
 {
@@ -1384,9 +1384,17 @@ void Guard::record_upstream_read(const CallInFlight& call, const nlohmann::json&
     // text can be compared with it later (not read_media_file's base64).
     return;
   }
-  const std::string_view text = result_text(response);
-  std::vector<std::optional<std::string_view>> shown(1, text);
-  if (call.what.path_list) {
+  std::string decoded; // one file's text, decoded where it lies without a full parse
+  std::vector<std::optional<std::string_view>> shown(1);
+  if (!call.what.path_list) {
+    UpstreamRead read = read_outcome(line, skimmed);
+    if (read.outcome != UpstreamRead::Outcome::text) {
+      return;
+    }
+    decoded = std::move(read.text);
+    shown.front() = decoded;
+  } else {
+    const std::string_view text = result_text(response);
     std::vector<std::string> requested;
     for (const auto& argument : call.what.paths) {
       requested.push_back(argument.raw.value_or(""));

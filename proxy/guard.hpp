@@ -254,7 +254,8 @@ private:
                         Clock::time_point now);
   // verify: upstream: records what the successful read `call` (its answer
   // `response`) showed, from the text it showed.
-  void record_upstream_read(const CallInFlight& call, const nlohmann::json& response,
+  void record_upstream_read(const CallInFlight& call, std::string_view line,
+                            const SkimmedMessage& skimmed, const nlohmann::json& response,
                             ReadExtent extent, const std::string& reason,
                             std::uint64_t shown_at, Outbox& out, Clock::time_point now);
   // verify: upstream: records `file` after the agent's change `call`, which

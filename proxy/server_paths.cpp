@@ -182,8 +182,9 @@ void ServerPaths::warn_of_unseen(Outbox& out)
               "or path_map does not say where they are), so it refuses every write to them. The "
               "server runs where fsguard does not see its files (a container, or another "
               "mount namespace): set \"path_map\" in fsguard's config to map each to the "
-              "directory fsguard sees it as, e.g. {\"/projects/app\": \"/home/me/app\"}. "
-              "fsguard --check-setup shows what fsguard sees.");
+              "directory fsguard sees it as, e.g. {\"/projects/app\": \"/home/me/app\"}; or, "
+              "where fsguard cannot reach the files at all, set \"verify\": \"upstream\" to "
+              "read them through the server. fsguard --check-setup shows what fsguard sees.");
 }
 
 void ServerPaths::probe(const std::string& directory, Outbox& out)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -51,8 +52,17 @@ std::string verify_request(const std::string& id, const VerifyTool& tool, const 
   return message.dump() + "\n";
 }
 
-UpstreamRead read_outcome(const nlohmann::json& response)
+UpstreamRead read_outcome(std::string_view line, const SkimmedMessage& skimmed)
 {
+  if (skim_tool_succeeded(skimmed) == true) {
+    const auto raw = skim_first_text(skimmed);
+    auto text = raw ? decoded_json_string(*raw, std::numeric_limits<std::size_t>::max())
+                    : std::nullopt;
+    if (text) {
+      return UpstreamRead{UpstreamRead::Outcome::text, std::move(*text), {}};
+    }
+  }
+  const auto response = nlohmann::json::parse(line, nullptr, false);
   UpstreamRead read;
   const auto& result = member(response, "result");
   if (!result.is_object()) {

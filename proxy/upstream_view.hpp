@@ -15,6 +15,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "proxy/message.hpp"
 #include "tracker/disk.hpp"
 #include "tracker/tool_map.hpp"
 
@@ -44,8 +45,9 @@ std::optional<VerifyTool> verify_tool(const ToolMap& tools);
 std::string verify_request(const std::string& id, const VerifyTool& tool,
                            const std::string& path);
 
-// What the upstream's answer `response` to such a read says of the file.
-UpstreamRead read_outcome(const nlohmann::json& response);
+// What the upstream's answer `line` (already `skimmed`) to such a read says
+// of the file. A successful answer is decoded without a full parse.
+UpstreamRead read_outcome(std::string_view line, const SkimmedMessage& skimmed);
 
 // The digest of `text` as a read tool showed it: XXH3-128 of its bytes, and
 // as not valid UTF-8 when it holds U+FFFD (which a server shows in place of

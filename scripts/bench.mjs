@@ -54,11 +54,13 @@ function usage() {
     + '  --quick        small counts (a smoke run of every series)\n'
     + '  --json FILE    also write the results as JSON to FILE\n'
     + '  --baseline BIN also run another fsguard binary side by side, and\n'
-    + '                 report fsguard against it (e.g. the build of an older commit)\n';
+    + '                 report fsguard against it (e.g. the build of an older commit)\n'
+    + '  --verify-upstream  run fsguard with "verify": "upstream" as the baseline\n'
+    + '                 (what reading each file through the server before a change costs)\n';
 }
 
 function parseArgs(argv) {
-  const options = { quick: false, json: null, baseline: null };
+  const options = { quick: false, json: null, baseline: null, baselineArgs: [], verifyUpstream: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') options.quick = true;
@@ -66,6 +68,7 @@ function parseArgs(argv) {
     else if (arg.startsWith('--json=')) options.json = arg.slice('--json='.length);
     else if (arg === '--baseline' && i + 1 < argv.length) options.baseline = path.resolve(argv[++i]);
     else if (arg.startsWith('--baseline=')) options.baseline = path.resolve(arg.slice('--baseline='.length));
+    else if (arg === '--verify-upstream') options.verifyUpstream = true;
     else if (arg === '-h' || arg === '--help') { process.stdout.write(usage()); process.exit(0); }
     else { process.stderr.write(`bench: unknown argument: ${arg}\n${usage()}`); process.exit(2); }
   }
@@ -107,6 +110,12 @@ function content(size, seed) {
 }
 
 const bench = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'fsguard-bench-')));
+if (options.verifyUpstream) {
+  const config = path.join(bench, 'verify-upstream.json');
+  fs.writeFileSync(config, JSON.stringify({ verify: 'upstream' }));
+  options.baseline = FSGUARD;
+  options.baselineArgs = ['--config', config];
+}
 const SESSION_NAMES = ['direct', 'relay', 'fsguard', 'relay2', ...(options.baseline ? ['baseline'] : [])];
 const TEXT = {
   k4: content(4 * KiB, 'k4'),
@@ -147,7 +156,7 @@ async function openSession(name) {
   const [command, ...args] =
     name === 'direct' ? upstream
       : name === 'fsguard' ? [FSGUARD, '--mode', 'enforce', '--', ...upstream]
-        : name === 'baseline' ? [options.baseline, '--mode', 'enforce', '--', ...upstream]
+        : name === 'baseline' ? [options.baseline, ...options.baselineArgs, '--mode', 'enforce', '--', ...upstream]
         : [RELAY, '--', ...upstream];
   const transport = new StdioClientTransport({ command, args, env: {}, stderr: 'pipe', maxBufferSize: MAX_BUFFER });
   let stderr = '';
@@ -500,7 +509,7 @@ function report(rss) {
     + `relay VmHWM ${(rss.relay.vmHwmKiB / 1024).toFixed(1)} MiB (VmRSS ${(rss.relay.vmRssKiB / 1024).toFixed(1)})`);
   if (options.baseline) {
     out.push('');
-    out.push(`against the baseline ${options.baseline} (median ms; CPU µs per call; fsg/base below 1 means fsguard is faster):`);
+    out.push(`against the baseline ${options.baseline}${options.verifyUpstream ? ' with "verify": "upstream"' : ''} (median ms; CPU µs per call; fsg/base below 1 means fsguard is faster):`);
     out.push(table(results.map((r) => [
       r.label, fmtMs(r.latencyMs.baseline.p50), fmtMs(r.latencyMs.fsguard.p50),
       r.ratio.fsguardOverBaseline.toFixed(3), r.ratio.baselineOverRelay.toFixed(3), r.ratio.fsguardOverRelay.toFixed(3),

@@ -200,7 +200,8 @@ std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& 
             "have not seen. The server runs where fsguard cannot see its files, such as a "
             "container. This is a setup problem that retrying will not fix: tell the user to "
             "set \"path_map\" in fsguard's config, mapping " + veto.reason + " to the "
-            "directory fsguard sees it as (fsguard --check-setup shows what fsguard sees).";
+            "directory fsguard sees it as, or, where fsguard cannot reach the files at all, "
+            "\"verify\": \"upstream\" (fsguard --check-setup shows what fsguard sees).";
     break;
   case VetoCode::expired:
     text += "you last read or wrote " + veto.path + " " + std::to_string(veto.age_s)
