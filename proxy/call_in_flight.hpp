@@ -34,6 +34,8 @@ struct CallInFlight {
   std::vector<std::optional<std::string>> files; // canonical; none if unresolved
   std::vector<PathError> problems;               // why a file is unresolved
   std::vector<ReadStart> read_starts;
+  // verify: upstream: per file, the partial check of a partial read (0: none).
+  std::vector<std::uint64_t> partial_checks;
   std::optional<ContentHash> expected; // write_file: hash of the content
   // The extent of the read that licensed an edit, per file (an edit leaves
   // a record no wider than that).

@@ -436,31 +436,60 @@ std::string Guard::ask_upstream(const std::string& raw, Outbox& out)
 void Guard::on_verify_answer(const std::string& key, const UpstreamRead& read, Outbox& out,
                              Clock::time_point now)
 {
-  if (auto check = m_partial_checks.extract(key)) {
-    PartialCheck& partial = check.mapped();
-    mark_file_busy(partial.file, -1);
-    // The part the read showed must still be in the file fsguard read
-    // whole (lines compared without "\r": a tail turns CRLF into LF).
-    std::string whole = read.text;
-    std::erase(whole, '\r');
-    std::erase(partial.shown, '\r');
-    if (read.outcome == UpstreamRead::Outcome::text
-        && whole.find(partial.shown) != std::string::npos) {
-      m_tracker.record_known(partial.file, shown_text_digest(read.text),
-                             static_cast<std::int64_t>(read.text.size()), ReadExtent::partial,
-                             partial.view, partial.reason, partial.shown_at);
-    } else if (m_settings.log_level >= LogLevel::debug) {
-      out.say(LogLevel::debug, "the part of " + server_spelling(partial.file)
-                                 + " a read showed is no longer in the file, so the read "
-                                   "licenses nothing");
+  if (auto found = m_partial_reads.extract(key)) {
+    const std::uint64_t number = found.mapped();
+    const auto check = m_partial_checks.find(number);
+    if (check != m_partial_checks.end()) {
+      (key == check->second.before_key ? check->second.before : check->second.after) = read;
+      finish_partial_check(number, out);
+      release_held(out, now);
     }
-    release_held(out, now);
     return;
   }
   if (m_view->answered(key, read)) {
     release_held(out, now);
     m_view->forget_all();
   }
+}
+
+void Guard::finish_partial_check(std::uint64_t number, Outbox& out)
+{
+  const PartialCheck& check = m_partial_checks.at(number);
+  if (!check.before || !check.after || !check.shown) {
+    return;
+  }
+  // Lines compared without "\r": a tail turns CRLF into LF.
+  std::string whole = check.after->text;
+  std::string part = *check.shown;
+  std::erase(whole, '\r');
+  std::erase(part, '\r');
+  if (check.before->outcome == UpstreamRead::Outcome::text
+      && check.after->outcome == UpstreamRead::Outcome::text
+      && check.before->text == check.after->text && whole.find(part) != std::string::npos) {
+    m_tracker.record_known(check.file, shown_text_digest(check.after->text),
+                           static_cast<std::int64_t>(check.after->text.size()),
+                           ReadExtent::partial, check.view, check.reason, check.shown_at);
+  } else if (m_settings.log_level >= LogLevel::debug) {
+    out.say(LogLevel::debug, "the file " + server_spelling(check.file)
+                               + " changed around a partial read of it, so that read "
+                                 "licenses nothing");
+  }
+  drop_partial_check(number);
+}
+
+void Guard::drop_partial_check(std::uint64_t number)
+{
+  const auto check = m_partial_checks.find(number);
+  if (check == m_partial_checks.end()) {
+    return;
+  }
+  if (check->second.holds_file) {
+    mark_file_busy(check->second.file, -1);
+    --m_partial_holds;
+  }
+  m_partial_reads.erase(check->second.before_key); // late answers are ignored
+  m_partial_reads.erase(check->second.after_key);
+  m_partial_checks.erase(check);
 }
 
 void Guard::mark_file_busy(const std::string& file, int delta)
@@ -625,6 +654,24 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
         file.reset(); // the server will refuse it: fsguard reads nothing of it
       }
       call.read_starts.push_back(file ? m_tracker.begin_read(*file) : ReadStart{});
+    }
+    if (m_view && call.what.extent == ReadExtent::partial && verify_tool(tools())) {
+      // Read each file whole just before the partial read goes upstream.
+      call.partial_checks.assign(call.files.size(), 0);
+      for (std::size_t index = 0; index < call.files.size(); ++index) {
+        if (!call.files[index] || !call.what.paths[index].raw) {
+          continue;
+        }
+        const std::uint64_t number = ++m_next_partial_check;
+        PartialCheck check;
+        check.file = *call.files[index];
+        check.raw = *call.what.paths[index].raw;
+        check.before_key = ask_upstream(check.raw, out);
+        check.asked = now;
+        m_partial_reads[check.before_key] = number;
+        m_partial_checks.emplace(number, std::move(check));
+        call.partial_checks[index] = number;
+      }
     }
   }
   forward(std::move(line), std::move(call), key, out, now);
@@ -1194,7 +1241,16 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
     break;
   }
   CallInFlight& call = *answered.call;
+  const auto drop_unused_checks = [&] {
+    for (const std::uint64_t number : call.partial_checks) {
+      const auto check = m_partial_checks.find(number);
+      if (check != m_partial_checks.end() && !check->second.holds_file) {
+        drop_partial_check(number); // the read failed or was given up on
+      }
+    }
+  };
   if (call.expired) {
+    drop_unused_checks();
     // It was given up on (cancelled, or no answer in time) and the calls
     // behind it went on: when it took effect is unknown.
     if (changes_files(call.what.role)) {
@@ -1207,6 +1263,7 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
     return true;
   }
   const bool relay = record_answer(call, line, skimmed, out, now);
+  drop_unused_checks();
   mark_busy(call, -1);
   release_held(out, now);
   return relay;
@@ -1401,8 +1458,12 @@ void Guard::record_upstream_read(const CallInFlight& call, std::string_view line
     }
     shown = parts_shown(text, requested);
   }
-  for (std::size_t index = 0; index < call.files.size() && index < shown.size(); ++index) {
-    if (!call.files[index] || !shown[index]) {
+  for (std::size_t index = 0; index < call.files.size(); ++index) {
+    const std::uint64_t number =
+      index < call.partial_checks.size() ? call.partial_checks[index] : 0;
+    const auto check = m_partial_checks.find(number);
+    if (!call.files[index] || index >= shown.size() || !shown[index]) {
+      drop_partial_check(number); // nothing shown, nothing to check
       continue;
     }
     const std::string& file = *call.files[index];
@@ -1413,16 +1474,21 @@ void Guard::record_upstream_read(const CallInFlight& call, std::string_view line
                              call.what.view, reason, shown_at);
       continue;
     }
-    // A part (head, tail): what it was cut from is learned with a read of
-    // the whole file, which must still hold that part. Calls on the file
-    // wait for it.
-    if (!verify_tool(tools())) {
+    // A part (head, tail): what it was cut from is learned by reading the
+    // whole file again now (see PartialCheck). Calls on the file wait for it.
+    if (check == m_partial_checks.end()) {
       continue;
     }
-    const std::string key = ask_upstream(*call.what.paths[index].raw, out);
-    m_partial_checks.emplace(key, PartialCheck{file, std::string(*shown[index]), call.what.view,
-                                               reason, shown_at, now});
+    PartialCheck& partial = check->second;
+    partial.shown = std::string(*shown[index]);
+    partial.view = call.what.view;
+    partial.reason = reason;
+    partial.shown_at = shown_at;
+    partial.holds_file = true;
+    ++m_partial_holds;
     mark_file_busy(file, +1);
+    partial.after_key = ask_upstream(partial.raw, out);
+    m_partial_reads[partial.after_key] = number;
   }
 }
 
@@ -1545,13 +1611,14 @@ void Guard::expire(Clock::time_point now, Outbox& out)
   // changes are refused, and partial reads license nothing.
   if (m_view) {
     any = !m_view->expire(now - m_settings.call_timeout).empty() || any;
-    for (auto check = m_partial_checks.begin(); check != m_partial_checks.end();) {
-      if (now - check->second.asked < m_settings.call_timeout) {
-        ++check;
-        continue;
+    std::vector<std::uint64_t> overdue_checks;
+    for (const auto& [number, check] : m_partial_checks) {
+      if (now - check.asked >= m_settings.call_timeout) {
+        overdue_checks.push_back(number);
       }
-      mark_file_busy(check->second.file, -1);
-      check = m_partial_checks.erase(check);
+    }
+    for (const std::uint64_t number : overdue_checks) {
+      drop_partial_check(number);
       any = true;
     }
   }
@@ -1685,6 +1752,8 @@ std::vector<nlohmann::json> Guard::take_unanswered()
   m_held.clear();
   m_overrides.clear(); // their calls are among the client's requests below
   m_partial_checks.clear();
+  m_partial_reads.clear();
+  m_partial_holds = 0;
   std::vector<nlohmann::json> ids;
   for (auto& request : m_ledger.take_client_requests()) {
     ids.push_back(std::move(request.id));

@@ -114,7 +114,7 @@ public:
   // (waiting behind others, or for the person's answer).
   bool holds_calls() const
   {
-    return !m_held.empty() || !m_overrides.empty() || !m_partial_checks.empty();
+    return !m_held.empty() || !m_overrides.empty() || m_partial_holds > 0;
   }
 
   // The client has gone: no question to the person can be answered now.
@@ -212,16 +212,24 @@ private:
     std::string path;
     std::uint64_t sent_at = 0;
   };
-  // A partial read through the upstream (verify: upstream) whose file
-  // fsguard reads whole, to record the content the part was cut from: the
-  // text the read showed, and how and when.
+  // A partial read through the upstream (verify: upstream): fsguard reads
+  // its file whole just before the read goes upstream and again once it is
+  // answered. The part counts only if both found the same content and the
+  // part is in it (the file held still around the read, as a stat shows
+  // with verify: local); the record is then that content, partly seen.
   struct PartialCheck {
     std::string file;
-    std::string shown;
+    std::string raw; // the path as the client spelled it
+    std::string before_key;
+    std::string after_key;
+    std::optional<UpstreamRead> before;
+    std::optional<UpstreamRead> after;
+    std::optional<std::string> shown; // the part, once the read is answered
     ReadView view = ReadView::utf8_text;
     std::string reason;
     std::uint64_t shown_at = 0;
     Clock::time_point asked{};
+    bool holds_file = false; // calls on the file wait for it
   };
   struct Attempt {
     Outcome outcome = Outcome::ran;
@@ -265,6 +273,10 @@ private:
                               const std::optional<std::string>& expected_text,
                               ReadExtent extent, std::uint64_t known_since);
   void mark_file_busy(const std::string& file, int delta);
+  // Records partial check `number` once all three of its texts are in.
+  void finish_partial_check(std::uint64_t number, Outbox& out);
+  // Drops partial check `number`, freeing its file.
+  void drop_partial_check(std::uint64_t number);
   std::optional<Veto> confinement_veto(const CallInFlight& call) const;
   bool blocked(const CallInFlight& call,
                const std::vector<const CallInFlight*>& held_before) const;
@@ -340,7 +352,10 @@ private:
   bool m_client_elicits = false; // it declared form elicitation at initialize
   std::map<std::string, PendingOverride> m_overrides; // by the question's id key
   std::uint64_t m_next_question = 0;
-  std::map<std::string, PartialCheck> m_partial_checks; // by fsguard's read's id key
+  std::map<std::uint64_t, PartialCheck> m_partial_checks; // by number
+  std::map<std::string, std::uint64_t> m_partial_reads;    // fsguard's read's id key -> check
+  std::uint64_t m_next_partial_check = 0;
+  int m_partial_holds = 0; // checks that calls on their files wait for
   std::uint64_t m_next_verify = 0;
   SharedLedger* m_shared_ledger = nullptr;
   // Orders what the client sent and what it was shown: a read shown after

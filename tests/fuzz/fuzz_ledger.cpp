@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_disk.hpp"
+#include "proxy/content_hash.hpp"
 #include "proxy/guard.hpp"
 #include "tracker/unified_diff.hpp"
 
@@ -138,7 +139,10 @@ std::string fenced_diff_in(const std::string& text)
 
 class Model {
 public:
-  Model() : m_guard(m_disk, settings(), "/home", "/ws")
+  // `upstream`: the guard runs with verify: upstream, and learns the files
+  // only through its own reads, which the model answers as the server.
+  explicit Model(bool upstream)
+    : m_upstream_mode(upstream), m_guard(m_disk, settings(upstream), "/home", "/ws")
   {
     m_disk.make_directory("/ws");
     m_disk.make_directory("/ws/d");
@@ -150,11 +154,18 @@ public:
                   {"params", {{"clientInfo", {{"name", "fuzz"}, {"version", "1"}}}}}});
   }
 
-  static GuardSettings settings()
+  static GuardSettings settings(bool upstream)
   {
     GuardSettings settings;
     settings.call_timeout = std::chrono::seconds(10);
+    settings.verify = upstream ? Verify::upstream : Verify::local;
     return settings;
+  }
+
+  // The hash fsguard gives `content`: its disk's, or the upstream text's.
+  ContentHash hash_of(const std::string& content) const
+  {
+    return m_upstream_mode ? hash_bytes(content) : fake_hash(content);
   }
 
   void step(Bytes& in)
@@ -208,7 +219,7 @@ public:
       // A config reload: what becomes of stale edits and writes, and how
       // much text is kept and shown.
       const unsigned how = in.next();
-      GuardSettings changed = settings();
+      GuardSettings changed = settings(m_upstream_mode);
       changed.stale_edit = how % 2 ? StaleEdit::veto : StaleEdit::rebase;
       changed.stale_write = how / 2 % 2 ? StaleWrite::merge : StaleWrite::veto;
       if (how / 4 % 4 == 0) {
@@ -331,7 +342,7 @@ private:
     std::optional<ContentHash> hash;
     const auto& arguments = member(member(request, "params"), "arguments");
     if (member(arguments, "content").is_string()) {
-      hash = fake_hash(arguments["content"].get<std::string>());
+      hash = hash_of(arguments["content"].get<std::string>());
     }
     if (k_trace) {
       std::fprintf(stderr, "client sends %s\n", request.dump().substr(0, 160).c_str());
@@ -415,7 +426,7 @@ private:
                                              bool whole_needed)
   {
     for (const auto& [content, whole] : m_known[file]) {
-      if ((whole || !whole_needed) && hex.is_string() && to_hex(fake_hash(content)) == hex) {
+      if ((whole || !whole_needed) && hex.is_string() && to_hex(hash_of(content)) == hex) {
         return content;
       }
     }
@@ -556,8 +567,14 @@ private:
     const std::string path = arguments.value("path", "");
     const auto content = m_disk.content(path);
     if (tool == "read_text_file") {
+      const nlohmann::json missing = {
+        {"content", {{{"type", "text"}, {"text", "ENOENT: no such file or directory, open '" + path + "'"}}}},
+        {"isError", true}};
       if (!content || empty) {
-        deliver_answer(request["id"], content ? nlohmann::json::object() : failed, &forwarded);
+        deliver_answer(request["id"],
+                       content ? nlohmann::json::object()
+                               : (m_disk.stat(path) ? failed : missing),
+                       &forwarded);
         return;
       }
       const bool head = arguments.contains("head");
@@ -802,7 +819,8 @@ private:
     take(out);
   }
 
-  FakeDisk m_disk;
+  bool m_upstream_mode = false;
+  FakeDisk m_disk; // with verify: upstream, the server's, which fsguard never looks at
   Guard m_guard;
   std::chrono::steady_clock::time_point m_now{std::chrono::hours(1)};
   std::vector<Forwarded> m_upstream;
@@ -824,7 +842,7 @@ private:
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-  Model model;
+  Model model(size > 0 && data[0] % 4 == 0); // a quarter of the runs verify through the upstream
   Bytes in{data, size};
   for (int steps = 0; steps < 400 && !in.done(); ++steps) {
     model.step(in);

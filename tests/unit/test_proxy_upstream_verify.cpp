@@ -270,9 +270,13 @@ TEST_SUITE("verify upstream")
     RemoteSession s;
     s.files["/ws/a.txt"] = "l1\nl2\nl3\n";
     s.call(1, "read_text_file", {{"path", "/ws/a.txt"}, {"head", 1}});
-    CHECK(s.answer_text(1, "l1"));
-    // fsguard reads the whole file to learn what the part was cut from.
+    // fsguard reads the whole file just before the read and after it, to
+    // learn what the part was cut from.
+    REQUIRE(s.went_upstream(1));
     s.serve_own_reads();
+    CHECK(s.answer_text(1, "l1"));
+    s.serve_own_reads();
+    CHECK(s.own_reads.size() == 2);
     CHECK(s.write(2, "/ws/a.txt", "all new\n") == "partial_read");
     s.call(3, "edit_file",
            {{"path", "/ws/a.txt"}, {"edits", {{{"oldText", "l1"}, {"newText", "L1"}}}}});
@@ -280,13 +284,16 @@ TEST_SUITE("verify upstream")
     CHECK(s.went_upstream(3));
   }
 
-  TEST_CASE("a partial read whose part is gone by the time fsguard reads the file licenses nothing")
+  TEST_CASE("a partial read of a file that changed around it licenses nothing, even with the part still there")
   {
     RemoteSession s;
     s.files["/ws/a.txt"] = "l1\nl2\n";
     s.call(1, "read_text_file", {{"path", "/ws/a.txt"}, {"head", 1}});
+    s.serve_own_reads();
     CHECK(s.answer_text(1, "l1"));
-    s.files["/ws/a.txt"] = "other\nl2\n";
+    // Changed before fsguard's second read: the agent saw the head of the
+    // old content, not of this one.
+    s.files["/ws/a.txt"] = "l1\nchanged by a formatter\n";
     s.serve_own_reads();
     s.call(2, "edit_file",
            {{"path", "/ws/a.txt"}, {"edits", {{{"oldText", "l2"}, {"newText", "L2"}}}}});
