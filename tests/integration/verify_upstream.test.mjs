@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  SERVER_FS_SCRIPT, callTool, connect, makeWorkspace, textOf, vetoCode,
+  FSGUARD_BIN, SERVER_FS_SCRIPT, callTool, connect, makeWorkspace, textOf, vetoCode,
 } from './lib/harness.mjs';
 
 const canUnshare = spawnSync('unshare', ['-m', '--propagation', 'private', 'true']).status === 0;
@@ -122,6 +122,16 @@ test('verify upstream guards a server whose files fsguard cannot see (a private 
   const { s, call } = await session(t, { dir: ws.dir, upstream });
   await coreScenarios(call, { serverDir: serverProject, hostDir: project });
   assert.doesNotMatch(s.stderrText(), /cannot see/, 'nothing to warn of: fsguard reads through the server');
+
+  // --check-setup says so too, where without verify upstream it reports the directory unseen.
+  const config = configFile(ws.dir, { verify: 'upstream' });
+  t.after(() => fs.rmSync(path.dirname(config), { recursive: true, force: true }));
+  const report = spawnSync(FSGUARD_BIN, ['--config', config, '--check-setup', ...upstream], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(report.status, 0, report.stdout + report.stderr);
+  assert.match(report.stdout, new RegExp(`${serverProject.replaceAll('/', '\\/')}: read through the server`));
+  const unseen = spawnSync(FSGUARD_BIN, ['--check-setup', ...upstream], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(unseen.status, 1, unseen.stdout + unseen.stderr);
+  assert.match(unseen.stdout, /"verify": "upstream"/, 'the remedy is named');
 });
 
 test('verify upstream and path_map together are refused at start, with the reason', async (t) => {
