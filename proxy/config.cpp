@@ -104,6 +104,7 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
     return where + ": the config must be a JSON object";
   }
   Config config;
+  std::vector<std::string> confine_to; // checked once "verify" is known
   for (const auto& [key, value] : document.items()) {
     config.sources[key] = "file " + where;
     if (key == "mode") {
@@ -144,13 +145,7 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
         if (!directory.is_string() || !directory.get<std::string>().starts_with("/")) {
           return where + ": \"confine_to\" must be an array of absolute directory paths";
         }
-        std::error_code error;
-        const auto canonical = std::filesystem::canonical(directory.get<std::string>(), error);
-        if (error || !std::filesystem::is_directory(canonical, error)) {
-          return where + ": confine_to directory " + directory.get<std::string>()
-                 + " does not exist or is not a directory";
-        }
-        config.confine_to.push_back(canonical.string());
+        confine_to.push_back(directory.get<std::string>());
       }
     } else if (key == "path_map") {
       auto map = parse_path_map(value);
@@ -220,6 +215,19 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
     } else {
       return where + ": unknown key \"" + key + "\"";
     }
+  }
+  for (const auto& directory : confine_to) {
+    if (config.verify == Verify::upstream) {
+      // The server's directories, which fsguard cannot see: taken as spelled.
+      config.confine_to.push_back(lexically_normal(directory));
+      continue;
+    }
+    std::error_code error;
+    const auto canonical = std::filesystem::canonical(directory, error);
+    if (error || !std::filesystem::is_directory(canonical, error)) {
+      return where + ": confine_to directory " + directory + " does not exist or is not a directory";
+    }
+    config.confine_to.push_back(canonical.string());
   }
   if (config.verify == Verify::upstream && !config.path_map.empty()) {
     return std::string(origin) + ": \"path_map\" and \"verify\": \"upstream\" exclude each "

@@ -53,6 +53,25 @@ TEST_SUITE("config")
     CHECK_FALSE(parse_config("{", "f").ok());
   }
 
+  TEST_CASE("verify: upstream takes confine_to as the server's directories, and refuses path_map")
+  {
+    const auto local = parse_config(R"({"confine_to": ["/no/such/dir"]})", "f");
+    REQUIRE_FALSE(local);
+    CHECK(local.error().find("does not exist") != std::string::npos);
+    // Keys in either order: confine_to is checked once verify is known.
+    const auto upstream =
+      parse_config(R"({"confine_to": ["/projects/app/../app/"], "verify": "upstream"})", "f");
+    REQUIRE(upstream);
+    CHECK(upstream->verify == Verify::upstream);
+    CHECK(upstream->confine_to == std::vector<std::string>{"/projects/app"});
+    CHECK(guard_settings(*upstream).verify == Verify::upstream);
+    const auto both =
+      parse_config(R"({"verify": "upstream", "path_map": {"/projects/app": "/tmp"}})", "f");
+    REQUIRE_FALSE(both);
+    CHECK(both.error().find("exclude each other") != std::string::npos);
+    CHECK_FALSE(parse_config(R"({"verify": "remote"})", "f"));
+  }
+
   TEST_CASE("the stale-change keys are read into the guard's settings, and checked")
   {
     const auto config = parse_config(R"({
