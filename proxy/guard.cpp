@@ -141,7 +141,7 @@ void Guard::settle_reads()
         || (record->hash_state == HashState::known && m_kept.find(record->hash) != nullptr)) {
       continue; // nothing to keep, or kept already (a file read again)
     }
-    auto text = decoded_json_string(shown.raw, m_kept.budget().file_bytes);
+    auto text = decoded_json_string(shown.raw(), m_kept.budget().file_bytes);
     if (!text) {
       continue;
     }
@@ -1162,7 +1162,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       // confirmed that it is the file's content.
       const auto raw = skim_first_text(skimmed);
       if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
-        m_shown_texts.push_back(ShownText{*call.files.front(), std::string(*raw), true});
+        m_shown_texts.push_back(ShownText{*call.files.front(), {}, *raw, true});
       }
     }
     break;
@@ -1238,7 +1238,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       if (expected_text && expected == record->hash) {
         keep_text(record->hash, std::move(*expected_text));
       } else if (call.written) {
-        m_shown_texts.push_back(ShownText{file, std::move(*call.written), false});
+        m_shown_texts.push_back(ShownText{file, std::move(*call.written), {}, false});
       }
     }
     break;
