@@ -333,6 +333,13 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
+  if (what->role == ToolRole::other && m_settings.confine_to.empty()) {
+    // No rule looks at its paths: forwarded unresolved (it would be
+    // forwarded however they resolved).
+    entry->expect = Expectation::relay;
+    out.to_upstream.push_back(std::move(line));
+    return {Outcome::ran, {}};
+  }
   CallInFlight call = describe(request, std::move(*what), content_hash);
   call.sent_at = sent_at;
   if (awaits_directories(call)) {
