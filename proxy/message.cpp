@@ -225,6 +225,7 @@ public:
   {
     const std::size_t start = m_at;
     result = SkimmedMessage::Result{};
+    m_strict_literals = true;
     result.walked = walk_members([&](std::string_view key) {
       const std::size_t value_start = m_at;
       if (key == "content") {
@@ -244,6 +245,7 @@ public:
       result.raw_content = m_text.substr(value_start, m_at - value_start);
       return true;
     });
+    m_strict_literals = false;
     if (result.walked) {
       return true;
     }
@@ -284,12 +286,28 @@ public:
       return true;
     });
     if (!result.first_block_walked) {
-      result.type_members = result.text_members = 0;
-      result.raw_type = result.raw_text = {};
+      // Skipped as skip_value() does, and its members found as a walk of
+      // that text finds them.
       m_at = block;
       if (!skip_value()) {
         return false;
       }
+      result.type_members = result.text_members = 0;
+      result.raw_type = result.raw_text = {};
+      const bool object =
+        Skimmer(m_text.substr(block, m_at - block)).walk([&](std::string_view key, std::string_view value) {
+          if (key == "type") {
+            ++result.type_members;
+            result.raw_type = value;
+          } else if (key == "text") {
+            ++result.text_members;
+            result.raw_text = value;
+          }
+        });
+      if (!object) {
+        result.type_members = result.text_members = 0;
+      }
+      result.first_block_walked = true;
     }
     return skip_rest(1);
   }
@@ -378,7 +396,10 @@ private:
       return skip_rest(1);
     }
     const std::size_t start = m_at;
-    while (!at_end() && std::strchr(",}] \t\r\n", m_text[m_at]) == nullptr) {
+    // In a strict walk a literal also ends at a quote or a bracket, so the
+    // walk ends where skip_value() over the whole would (or fails).
+    const char* const ends = m_strict_literals ? ",}] \t\r\n\"[{" : ",}] \t\r\n";
+    while (!at_end() && std::strchr(ends, m_text[m_at]) == nullptr) {
       ++m_at;
     }
     return m_at > start;
@@ -386,6 +407,7 @@ private:
 
   std::string_view m_text;
   std::size_t m_at = 0;
+  bool m_strict_literals = false; // inside skim_result()
 };
 
 // Parses `text`, hashing params.arguments.content and leaving it out of the

@@ -76,7 +76,7 @@ struct SkimmedMessage {
     std::string_view raw_is_error;
     int content_members = 0;
     std::string_view raw_content;
-    bool first_block_walked = false; // content[0] is a plain object, walked
+    bool first_block_walked = false; // content[0] is an object, its members counted
     int type_members = 0;       // in content[0]
     std::string_view raw_type;
     int text_members = 0;

@@ -173,6 +173,12 @@ TEST_SUITE("message")
       R"({"result":{"content":[{"type":"text","text":"x"}] ] },"id":11})",
       R"({"result":"text","id":12})",
       R"({"result":{ "content" : [ { "type" : "text" , "text" : "x" } ] } ,"id":13})",
+      // Malformed: literals with quotes or brackets in them, which a walk and
+      // a skip of the whole would end at different places.
+      R"({"result":{"content":[{"type":"text","text":"x","z":a"b"}]},"id":14})",
+      R"({"result":{"a":x"}","content":[]},"id":15})",
+      R"({"result":{"content":[{"k":)" "\xff\\\"a\xff\"b\"}]},\"id\":16}",
+      R"({"result":{"isError":t{rue},"content":[]},"id":17})",
     };
     for (const auto& line : lines) {
       CAPTURE(line);
