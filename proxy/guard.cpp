@@ -146,7 +146,7 @@ void Guard::settle_reads()
         || (record->hash_state == HashState::known && m_kept.find(record->hash) != nullptr)) {
       continue; // nothing to keep, or kept already (a file read again)
     }
-    auto text = decoded_json_string(shown.raw, m_kept.budget().file_bytes);
+    auto text = decoded_json_string(shown.raw(), m_kept.budget().file_bytes);
     if (!text) {
       continue;
     }
@@ -335,6 +335,13 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
   auto what = guarded(request); // with the tool map in force now
   if (!what) {
     entry->expect = Expectation::relay; // the map changed: no longer a file tool
+    out.to_upstream.push_back(std::move(line));
+    return {Outcome::ran, {}};
+  }
+  if (what->role == ToolRole::other && m_settings.confine_to.empty()) {
+    // No rule looks at its paths: forwarded unresolved (it would be
+    // forwarded however they resolved).
+    entry->expect = Expectation::relay;
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
@@ -1320,7 +1327,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     }
     const std::uint64_t shown_at = ++m_moment;
     if (m_view) {
-      record_upstream_read(call, line, skimmed, response, extent, reason, shown_at, out, now);
+      record_upstream_read(call, line, skimmed, response, extent, reason, shown_at, out);
     }
     for (std::size_t index = 0; index < call.files.size() && !m_view; ++index) {
       if (call.files[index] && read[index]) {
@@ -1335,7 +1342,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       // confirmed that it is the file's content.
       const auto raw = skim_first_text(skimmed);
       if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
-        m_shown_texts.push_back(ShownText{*call.files.front(), std::string(*raw), true});
+        m_shown_texts.push_back(ShownText{*call.files.front(), {}, *raw, true});
       }
     }
     break;
@@ -1415,7 +1422,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       if (expected_text && expected == record->hash) {
         keep_text(record->hash, std::move(*expected_text));
       } else if (call.written) {
-        m_shown_texts.push_back(ShownText{file, std::move(*call.written), false});
+        m_shown_texts.push_back(ShownText{file, std::move(*call.written), {}, false});
       }
     }
     break;
@@ -1434,7 +1441,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
 void Guard::record_upstream_read(const CallInFlight& call, std::string_view line,
                                  const SkimmedMessage& skimmed, const nlohmann::json& response,
                                  ReadExtent extent, const std::string& reason,
-                                 std::uint64_t shown_at, Outbox& out, Clock::time_point now)
+                                 std::uint64_t shown_at, Outbox& out)
 {
   if (call.what.view != ReadView::utf8_text || !call.what.whole_if_status.empty()) {
     // fsguard's own read shows text, so only a read that showed the same

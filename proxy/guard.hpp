@@ -78,7 +78,9 @@ public:
   // release held calls into `out`. Returns false if the answer must not
   // reach the client as it is: it is dropped, or `out` carries fsguard's
   // version of it (a stale change fsguard carried over, with a note for the
-  // agent). Parses the line fully only when its content matters.
+  // agent). Parses the line fully only when its content matters. `line`
+  // must stay valid until the next settle_reads(), which reads the text a
+  // read showed from it.
   bool on_upstream_response(const std::string& key, std::string_view line,
                             const SkimmedMessage& skimmed, Outbox& out,
                             Clock::time_point now = Clock::now());
@@ -172,11 +174,15 @@ private:
     std::optional<Veto> carried_over;  // rebased or merged despite this
   };
   // A text a whole read showed (`read`) or the agent wrote, as its raw
-  // JSON string, kept once the file's hash confirms it.
+  // JSON string, kept once the file's hash confirms it. A read's text is
+  // not copied: `in_answer` points into the answer's line, which stays valid
+  // until settle_reads() (see on_upstream_response); a written one is owned.
   struct ShownText {
     std::string file;
-    std::string raw;
+    std::string owned;
+    std::string_view in_answer;
     bool read = false;
+    std::string_view raw() const { return owned.empty() ? in_answer : std::string_view(owned); }
   };
   // What fsguard showed the agent of `file` in its own text at `shown`,
   // which licenses calls that arrive k_take_in_time later: a veto's diff
@@ -265,7 +271,7 @@ private:
   void record_upstream_read(const CallInFlight& call, std::string_view line,
                             const SkimmedMessage& skimmed, const nlohmann::json& response,
                             ReadExtent extent, const std::string& reason,
-                            std::uint64_t shown_at, Outbox& out, Clock::time_point now);
+                            std::uint64_t shown_at, Outbox& out);
   // verify: upstream: records `file` after the agent's change `call`, which
   // should have left `expected` (`expected_text` where known).
   void record_upstream_change(const CallInFlight& call, const std::string& file,

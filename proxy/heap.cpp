@@ -37,6 +37,11 @@ void HeapTrimmer::on_message(std::size_t bytes)
   }
 }
 
+void HeapTrimmer::watch(std::weak_ptr<LineBuffer> buffer, std::size_t keep)
+{
+  m_buffers.emplace_back(std::move(buffer), keep);
+}
+
 boost::asio::awaitable<void> HeapTrimmer::trim_when_idle()
 {
   // Wait until the deadline, however often on_message() moved it (a move
@@ -45,6 +50,10 @@ boost::asio::awaitable<void> HeapTrimmer::trim_when_idle()
     co_await m_timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   }
   ::malloc_trim(0);
+  std::erase_if(m_buffers, [](const auto& watched) { return watched.first.expired(); });
+  for (const auto& [buffer, keep] : m_buffers) {
+    buffer.lock()->release_unused(keep);
+  }
   m_waiting = false;
 }
 

@@ -97,12 +97,30 @@ public:
   bool walk(Visit visit)
   {
     skip_space();
+    return walk_members([&](std::string_view key) {
+             const std::size_t value_start = m_at;
+             if (!skip_value()) {
+               return false;
+             }
+             visit(key, m_text.substr(value_start, m_at - value_start));
+             return true;
+           })
+           && at_end_after_space();
+  }
+
+  // Walks the members of the object that starts at m_at, calling
+  // `visit(key)` with m_at at each value, which must move m_at past the
+  // value (false if it cannot); leaves m_at after the object's '}'. False if
+  // it is not a plain object.
+  template <class Visit>
+  bool walk_members(Visit visit)
+  {
     if (!consume('{')) {
       return false;
     }
     skip_space();
     if (consume('}')) {
-      return at_end_after_space();
+      return true;
     }
     for (;;) {
       skip_space();
@@ -119,21 +137,15 @@ public:
         return false;
       }
       skip_space();
-      const std::size_t value_start = m_at;
-      if (!skip_value()) {
+      if (!visit(key)) {
         return false;
       }
-      visit(key, m_text.substr(value_start, m_at - value_start));
       skip_space();
       if (consume(',')) {
         continue;
       }
-      if (consume('}')) {
-        break;
-      }
-      return false;
+      return consume('}');
     }
-    return at_end_after_space();
   }
 
   // The raw text of the first element of the array `m_text` holds; false
@@ -164,20 +176,160 @@ public:
       } else if (key == "method") {
         skimmed.has_method = true;
         skimmed.raw_method = value;
-      } else if (key == "result") {
-        skimmed.has_result_or_error = true;
-        skimmed.raw_result = value;
-        ++skimmed.results;
       } else if (key == "error") {
         skimmed.has_result_or_error = true;
         skimmed.has_error = true;
       }
+    }, [&](std::string_view key) { return key == "result"; }, [&] {
+      skimmed.has_result_or_error = true;
+      ++skimmed.results;
+      const std::size_t start = m_at;
+      if (!skim_result(skimmed.result)) {
+        return false;
+      }
+      skimmed.raw_result = m_text.substr(start, m_at - start);
+      return true;
     });
     if (!object || ids > 1) {
       return {};
     }
     skimmed.is_json_object = true;
     return skimmed;
+  }
+
+  // walk(), except that a member whose key `special(key)` picks is handed
+  // to `take()` (at m_at, its value; it moves past it) rather than skipped.
+  template <class Visit, class Special, class Take>
+  bool walk(Visit visit, Special special, Take take)
+  {
+    skip_space();
+    return walk_members([&](std::string_view key) {
+             if (special(key)) {
+               return take();
+             }
+             const std::size_t value_start = m_at;
+             if (!skip_value()) {
+               return false;
+             }
+             visit(key, m_text.substr(value_start, m_at - value_start));
+             return true;
+           })
+           && at_end_after_space();
+  }
+
+  // Moves past the result value at m_at, noting in `result` what the
+  // skim_* functions need from it when it is a plain object. Where the
+  // strict walk fails, the value is skipped as skip_value() would, and
+  // `result` says it was not walked.
+  bool skim_result(SkimmedMessage::Result& result)
+  {
+    const std::size_t start = m_at;
+    result = SkimmedMessage::Result{};
+    m_strict_literals = true;
+    result.walked = walk_members([&](std::string_view key) {
+      const std::size_t value_start = m_at;
+      if (key == "content") {
+        ++result.content_members;
+        if (!skim_content(result)) {
+          return false;
+        }
+      } else if (!skip_value()) {
+        return false;
+      } else if (key == "isError") {
+        ++result.is_error_members;
+        result.raw_is_error = m_text.substr(value_start, m_at - value_start);
+        return true;
+      } else {
+        return true;
+      }
+      result.raw_content = m_text.substr(value_start, m_at - value_start);
+      return true;
+    });
+    m_strict_literals = false;
+    if (result.walked) {
+      return true;
+    }
+    result = SkimmedMessage::Result{};
+    m_at = start;
+    return skip_value();
+  }
+
+  // Moves past the content value at m_at, walking its first element when
+  // it is an array whose first element is an object.
+  bool skim_content(SkimmedMessage::Result& result)
+  {
+    const std::size_t start = m_at;
+    result.first_block_walked = false;
+    result.type_members = result.text_members = 0;
+    result.raw_type = result.raw_text = {};
+    if (!consume('[')) {
+      return skip_value();
+    }
+    skip_space();
+    if (at_end() || m_text[m_at] != '{') {
+      m_at = start;
+      return skip_value();
+    }
+    const std::size_t block = m_at;
+    result.first_block_walked = walk_members([&](std::string_view key) {
+      const std::size_t value_start = m_at;
+      if (!skip_value()) {
+        return false;
+      }
+      if (key == "type") {
+        ++result.type_members;
+        result.raw_type = m_text.substr(value_start, m_at - value_start);
+      } else if (key == "text") {
+        ++result.text_members;
+        result.raw_text = m_text.substr(value_start, m_at - value_start);
+      }
+      return true;
+    });
+    if (!result.first_block_walked) {
+      // Skipped as skip_value() does, and its members found as a walk of
+      // that text finds them.
+      m_at = block;
+      if (!skip_value()) {
+        return false;
+      }
+      result.type_members = result.text_members = 0;
+      result.raw_type = result.raw_text = {};
+      const bool object =
+        Skimmer(m_text.substr(block, m_at - block)).walk([&](std::string_view key, std::string_view value) {
+          if (key == "type") {
+            ++result.type_members;
+            result.raw_type = value;
+          } else if (key == "text") {
+            ++result.text_members;
+            result.raw_text = value;
+          }
+        });
+      if (!object) {
+        result.type_members = result.text_members = 0;
+      }
+      result.first_block_walked = true;
+    }
+    return skip_rest(1);
+  }
+
+  // Moves past the `depth` arrays and objects m_at is inside, as
+  // skip_value() does.
+  bool skip_rest(int depth)
+  {
+    while (!at_end()) {
+      const char c = m_text[m_at];
+      if (c == '"') {
+        if (!skip_string()) return false;
+        continue;
+      }
+      ++m_at;
+      if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return true;
+      }
+    }
+    return false;
   }
 
 private:
@@ -240,24 +392,14 @@ private:
       return skip_string();
     }
     if (first == '{' || first == '[') {
-      int depth = 0;
-      while (!at_end()) {
-        const char c = m_text[m_at];
-        if (c == '"') {
-          if (!skip_string()) return false;
-          continue;
-        }
-        ++m_at;
-        if (c == '{' || c == '[') {
-          ++depth;
-        } else if (c == '}' || c == ']') {
-          if (--depth == 0) return true;
-        }
-      }
-      return false;
+      ++m_at;
+      return skip_rest(1);
     }
     const std::size_t start = m_at;
-    while (!at_end() && std::strchr(",}] \t\r\n", m_text[m_at]) == nullptr) {
+    // In a strict walk a literal also ends at a quote or a bracket, so the
+    // walk ends where skip_value() over the whole would (or fails).
+    const char* const ends = m_strict_literals ? ",}] \t\r\n\"[{" : ",}] \t\r\n";
+    while (!at_end() && std::strchr(ends, m_text[m_at]) == nullptr) {
       ++m_at;
     }
     return m_at > start;
@@ -265,6 +407,7 @@ private:
 
   std::string_view m_text;
   std::size_t m_at = 0;
+  bool m_strict_literals = false; // inside skim_result()
 };
 
 // Parses `text`, hashing params.arguments.content and leaving it out of the
@@ -436,6 +579,12 @@ std::optional<bool> skim_tool_succeeded(const SkimmedMessage& response)
   if (response.has_error || response.results != 1) {
     return response.results == 0 && response.has_error ? std::optional(false) : std::nullopt;
   }
+  if (response.result.walked) {
+    if (response.result.is_error_members > 1) {
+      return std::nullopt;
+    }
+    return response.result.raw_is_error != "true";
+  }
   std::string_view is_error;
   int flags = 0;
   if (!Skimmer(response.raw_result).walk([&](std::string_view key, std::string_view value) {
@@ -457,15 +606,18 @@ std::optional<bool> skim_shows_content(const SkimmedMessage& response)
   if (!response.is_json_object || response.has_error || response.results != 1) {
     return std::nullopt;
   }
-  std::string_view content;
-  int found = 0;
-  if (!Skimmer(response.raw_result).walk([&](std::string_view key, std::string_view value) {
-        if (key == "content") {
-          content = value;
-          ++found;
-        }
-      })
-      || found > 1) {
+  std::string_view content = response.result.raw_content;
+  int found = response.result.content_members;
+  if (!response.result.walked
+      && !Skimmer(response.raw_result).walk([&](std::string_view key, std::string_view value) {
+           if (key == "content") {
+             content = value;
+             ++found;
+           }
+         })) {
+    return std::nullopt;
+  }
+  if (found > 1) {
     return std::nullopt;
   }
   if (found == 0 || !content.starts_with('[')) {
@@ -581,6 +733,15 @@ std::optional<std::string_view> skim_first_text(const SkimmedMessage& response)
 {
   if (!response.is_json_object || response.has_error || response.results != 1) {
     return std::nullopt;
+  }
+  if (response.result.walked) {
+    const auto& result = response.result;
+    if (result.content_members != 1 || !result.first_block_walked || result.type_members != 1
+        || result.raw_type != "\"text\"" || result.text_members != 1
+        || !result.raw_text.starts_with('"')) {
+      return std::nullopt;
+    }
+    return result.raw_text;
   }
   const auto content = skim_member(response.raw_result, "content");
   std::string_view block;

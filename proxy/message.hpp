@@ -67,11 +67,27 @@ struct SkimmedMessage {
   std::string_view raw_result; // the result's JSON text, if exactly one
   bool has_error = false;
   int results = 0;             // how many "result" members
+  // What the same pass found inside the (last) result, when it is a plain
+  // object: the skim_* functions below answer from here rather than skim the
+  // result again (it holds megabytes of file content, twice, on a read).
+  struct Result {
+    bool walked = false;        // false: the functions skim raw_result themselves
+    int is_error_members = 0;
+    std::string_view raw_is_error;
+    int content_members = 0;
+    std::string_view raw_content;
+    bool first_block_walked = false; // content[0] is an object, its members counted
+    int type_members = 0;       // in content[0]
+    std::string_view raw_type;
+    int text_members = 0;
+    std::string_view raw_text;
+  } result;
 };
 
 // Skims `line` without building a DOM: finds the top-level keys and the raw
-// id. Returns is_json_object=false for anything that is not a well-formed
-// looking object; callers then fall back to a full parse.
+// id, and in the same pass what the skim_* functions below need of the
+// result. Returns is_json_object=false for anything that is not a
+// well-formed looking object; callers then fall back to a full parse.
 SkimmedMessage skim_message(std::string_view line);
 
 // Whether the skimmed tool-call response succeeded (a result without

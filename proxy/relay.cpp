@@ -146,6 +146,7 @@ awaitable<void> tick_guard(Session& session)
 awaitable<void> relay_client_to_upstream(Session& session)
 {
   LineReader reader(session.client_in, session.config.max_line_bytes);
+  session.heap_trimmer.watch(reader.buffer(), reader.k_buffer_bytes);
   for (;;) {
     reader.set_max_line_bytes(session.config.max_line_bytes); // it may be reloaded
     const LineEvent event = co_await reader.next();
@@ -247,6 +248,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
 awaitable<void> relay_upstream_to_client(Session& session)
 {
   LineReader reader(session.upstream.output(), session.config.max_line_bytes);
+  session.heap_trimmer.watch(reader.buffer(), reader.k_buffer_bytes);
   for (;;) {
     reader.set_max_line_bytes(session.config.max_line_bytes);
     const LineEvent event = co_await reader.next();
@@ -264,7 +266,6 @@ awaitable<void> relay_upstream_to_client(Session& session)
     if (event.text.find_first_not_of(" \t\r") != std::string_view::npos) {
       co_await handle_upstream_line(session, event.text);
     }
-    reader.forget_line(); // a long line's memory goes back before the next one arrives
   }
   session.upstream.note_output_ended();
 }

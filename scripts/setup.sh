@@ -63,8 +63,9 @@ run_packages=(
   nlohmann-json3-dev libxxhash-dev libutf8proc-dev libgit2-dev libsqlite3-dev
 )
 # What only the tests use: doctest (unit tests), clang and libclang-rt
-# (tests/fuzz), dpkg-dev (the package.deb test), valgrind (tests/bench).
-test_packages=(doctest-dev clang libclang-rt-14-dev dpkg-dev valgrind)
+# (tests/fuzz), dpkg-dev (the package.deb test), valgrind (tests/bench),
+# strace (syscalls per call: scripts/bench --instructions).
+test_packages=(doctest-dev clang libclang-rt-14-dev dpkg-dev valgrind strace)
 
 apt_packages=("${run_packages[@]}")
 if [[ "$purpose" == test ]]; then

@@ -88,6 +88,13 @@ void fuzz_skim(std::string_view input)
     check(skimmed.raw_id.data() >= input.data()
           && skimmed.raw_id.data() + skimmed.raw_id.size() <= input.data() + input.size());
   }
+  // What the one pass found inside the result answers as skimming the
+  // result again would.
+  SkimmedMessage again = skimmed;
+  again.result = {};
+  check(skim_tool_succeeded(skimmed) == skim_tool_succeeded(again));
+  check(skim_shows_content(skimmed) == skim_shows_content(again));
+  check(skim_first_text(skimmed) == skim_first_text(again));
   // Whatever the skim says, a line the full parser accepts as an object with
   // a plain id must skim to that id.
   const auto parsed = nlohmann::json::parse(input, nullptr, false);

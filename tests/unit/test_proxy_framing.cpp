@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct Collected {
   std::vector<std::string> lines;
   std::vector<std::string> taken; // take_line() after each line
   int too_long = 0;
+  std::size_t largest_buffer = 0; // the reader's buffer at its largest
 };
 
 // Feeds `input` through a pipe into a LineReader and collects what it yields.
@@ -43,6 +45,7 @@ Collected frame(const std::string& input, std::size_t max_line_bytes)
     LineReader reader(stream, max_line_bytes);
     for (;;) {
       const LineEvent event = co_await reader.next();
+      collected.largest_buffer = std::max(collected.largest_buffer, reader.buffer().lock()->size());
       if (event.status == LineStatus::eof) break;
       if (event.status == LineStatus::too_long) {
         ++collected.too_long;
@@ -134,6 +137,10 @@ TEST_SUITE("framing")
     REQUIRE(collected.taken.size() == expected.size());
     CHECK(collected.taken == expected);
     CHECK(collected.too_long == 0);
+    // It grows for long lines (remapped, not copied), but never past a few
+    // times the longest line, however the lines fall across reads.
+    CHECK(collected.largest_buffer > 700'000);
+    CHECK(collected.largest_buffer <= 4 * 700'000);
   }
 
   TEST_CASE("a long line over the limit is refused even when it was set aside in pieces")

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include "proxy/message.hpp"
 #include "proxy/real_disk.hpp"
 
@@ -152,6 +155,44 @@ TEST_SUITE("message")
     CHECK_FALSE(succeeded(R"({"result":{"\u0069sError":true},"id":1})"));
     CHECK_FALSE(succeeded(R"({"result":{},"result":{},"id":1})"));
     CHECK_FALSE(succeeded("not json"));
+  }
+
+  TEST_CASE("one skim of a response answers for its result as skimming the result again would")
+  {
+    const std::vector<std::string> lines = {
+      R"({"result":{"content":[{"type":"text","text":"a\"b"}],"structuredContent":{"content":"a\"b"}},"jsonrpc":"2.0","id":1})",
+      R"({"result":{"content":[{"type":"text","text":"x"},{"type":"image"}],"isError":false},"id":2})",
+      R"({"result":{"content":[{"text":"x","type":"text","text":"y"}]},"id":3})",
+      R"({"result":{"content":[{"type":"text","text":"x"]},"id":4})",
+      R"({"result":{"content":["text"]},"id":5})",
+      R"({"result":{"content":[]},"id":6})",
+      R"({"result":{"content":{"type":"text"}},"id":7})",
+      R"({"result":{"content":[{"type":"text","text":1}],"content":[]},"id":8})",
+      R"({"result":{"isError":true,"content":[{"type":"text","text":"no"}]},"id":9})",
+      R"({"result":{"content":[{"type":"text","text":"x"}],"isError":true,"isError":false},"id":10})",
+      R"({"result":{"content":[{"type":"text","text":"x"}] ] },"id":11})",
+      R"({"result":"text","id":12})",
+      R"({"result":{ "content" : [ { "type" : "text" , "text" : "x" } ] } ,"id":13})",
+      // Malformed: literals with quotes or brackets in them, which a walk and
+      // a skip of the whole would end at different places.
+      R"({"result":{"content":[{"type":"text","text":"x","z":a"b"}]},"id":14})",
+      R"({"result":{"a":x"}","content":[]},"id":15})",
+      R"({"result":{"content":[{"k":)" "\xff\\\"a\xff\"b\"}]},\"id\":16}",
+      R"({"result":{"isError":t{rue},"content":[]},"id":17})",
+    };
+    for (const auto& line : lines) {
+      CAPTURE(line);
+      const SkimmedMessage once = skim_message(line);
+      SkimmedMessage again = once;
+      again.result = {}; // the functions skim raw_result themselves
+      CHECK(skim_tool_succeeded(once) == skim_tool_succeeded(again));
+      CHECK(skim_shows_content(once) == skim_shows_content(again));
+      CHECK(skim_first_text(once) == skim_first_text(again));
+    }
+    CHECK(skim_message(lines[0]).result.walked);
+    CHECK(*skim_first_text(skim_message(lines[0])) == R"("a\"b")");
+    CHECK(*skim_first_text(skim_message(lines[12])) == R"("x")");
+    CHECK_FALSE(skim_first_text(skim_message(lines[2])));
   }
 
   TEST_CASE("error responses are well-formed JSON-RPC lines")

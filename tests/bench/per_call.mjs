@@ -1,0 +1,278 @@
+// What one call costs fsguard, counted rather than timed: instructions
+// (callgrind) and syscalls (strace) per call, for each kind of call the
+// performance goals name.
+//
+//   node tests/bench/per_call.mjs [--kinds K,K] [--no-strace] [--check K=MAX,...]
+//
+// Kinds:
+//   read4k  a guarded read_text_file of a 4 KiB file
+//   list    an unguarded list_directory of a directory of 20 files
+//   rw4k    a 4 KiB read_text_file and a write_file of the same file
+//   read1m  a read_text_file of a 1 MiB file
+//
+// For each kind it replays a fixed transcript (initialize, tools/list, then
+// the calls, one at a time, each awaited) through fsguard in front of the
+// pinned server-filesystem, once with N calls and once with 2N, and reports
+// (count(2N) - count(N)) / N: start-up and shutdown cancel out. Every call
+// is on a file of its own, written more than 2 s before the first call, so
+// no check falls in the racy window. Only fsguard is counted: callgrind runs
+// with --trace-children=no; strace follows fsguard's fork only until the
+// upstream's execve.
+//
+// --check fails (exit 1) when a kind's instructions per call exceed MAX.
+// Prints a table to stdout; progress to stderr.
+//
+// Environment: FSGUARD_BIN (default build/fsguard), FSGUARD_VALGRIND
+// (default valgrind), FSGUARD_STRACE (default strace),
+// FSGUARD_PER_CALL_N=K=N,... to change how many calls a kind makes,
+// FSGUARD_PER_CALL_KEEP=DIR to keep the callgrind outputs (callgrind_annotate).
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SERVER = path.join(ROOT, 'tests/integration/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const FSGUARD = process.env.FSGUARD_BIN || path.join(ROOT, 'build/fsguard');
+const VALGRIND = process.env.FSGUARD_VALGRIND || 'valgrind';
+const STRACE = process.env.FSGUARD_STRACE || 'strace';
+const KiB = 1024;
+const MiB = 1024 * 1024;
+
+// The goals of issue #16 (instructions and syscalls per call).
+const KINDS = {
+  read4k: { label: 'guarded 4 KiB read_text_file', n: 40, instructions: 20_000, syscalls: 12 },
+  list: { label: 'unguarded list_directory', n: 40, instructions: 8_000, syscalls: 8 },
+  rw4k: { label: '4 KiB read + write pair', n: 20, instructions: 45_000, syscalls: null },
+  read1m: { label: '1 MiB read_text_file', n: 5, instructions: 2_500_000, syscalls: null },
+};
+
+const log = (text) => process.stderr.write(`per_call: ${text}\n`);
+function fail(text) {
+  process.stderr.write(`per_call: error: ${text}\n`);
+  process.exit(1);
+}
+
+// ---------------------------------------------------------------- options
+
+const options = { kinds: Object.keys(KINDS), strace: true, check: {} };
+for (let i = 2; i < process.argv.length; i++) {
+  const arg = process.argv[i];
+  const value = () => (i + 1 < process.argv.length ? process.argv[++i] : fail(`${arg} needs a value`));
+  if (arg === '--kinds') options.kinds = value().split(',');
+  else if (arg === '--no-strace') options.strace = false;
+  else if (arg === '--check') {
+    for (const pair of value().split(',')) {
+      const [kind, max] = pair.split('=');
+      if (!KINDS[kind] || !/^\d+$/.test(max ?? '')) fail(`--check wants KIND=MAX, not '${pair}'`);
+      options.check[kind] = Number(max);
+    }
+  } else fail(`unknown argument: ${arg}`);
+}
+for (const kind of options.kinds) if (!KINDS[kind]) fail(`unknown kind '${kind}' (${Object.keys(KINDS).join(', ')})`);
+for (const pair of (process.env.FSGUARD_PER_CALL_N || '').split(',').filter(Boolean)) {
+  const [kind, n] = pair.split('=');
+  if (KINDS[kind] && /^\d+$/.test(n)) KINDS[kind].n = Number(n);
+}
+if (!fs.existsSync(FSGUARD)) fail(`fsguard not found at ${FSGUARD} (build it, or set FSGUARD_BIN)`);
+if (!fs.existsSync(SERVER)) fail(`server-filesystem not found at ${SERVER} (run scripts/setup.sh)`);
+
+// ---------------------------------------------------------------- files
+
+// Printable, multi-line text of exactly `size` bytes.
+function text(size, seed) {
+  const line = `fsguard per-call ${seed} ` + 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(2) + '\n';
+  return line.repeat(Math.ceil(size / line.length)).slice(0, size);
+}
+
+const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'fsguard-per-call-')));
+process.on('exit', () => fs.rmSync(work, { recursive: true, force: true }));
+
+// One directory per run (kind, tool, count), so no run sees another's writes.
+function populate(dir, kind, count) {
+  fs.mkdirSync(dir, { recursive: true });
+  if (kind === 'list') {
+    for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(dir, `e${i}.txt`), 'x');
+    return;
+  }
+  const body = kind === 'read1m' ? text(MiB, kind) : text(4 * KiB, kind);
+  for (let i = 0; i < count; i++) fs.writeFileSync(path.join(dir, `f${i}.txt`), body);
+}
+
+// The requests of a run of `count` calls of `kind` in `dir`.
+function transcript(kind, dir, count) {
+  let id = 0;
+  const request = (method, params) => ({ jsonrpc: '2.0', id: ++id, method, params });
+  const call = (name, args) => request('tools/call', { name, arguments: args });
+  const lines = [
+    request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fsguard-per-call', version: '0.0.0' } }),
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    request('tools/list', {}),
+  ];
+  const written = text(4 * KiB, 'written');
+  for (let i = 0; i < count; i++) {
+    const file = path.join(dir, `f${i}.txt`);
+    if (kind === 'list') lines.push(call('list_directory', { path: dir }));
+    else lines.push(call('read_text_file', { path: file }));
+    if (kind === 'rw4k') lines.push(call('write_file', { path: file, content: written }));
+  }
+  return lines.map((line) => JSON.stringify(line));
+}
+
+// ---------------------------------------------------------------- one run
+
+// Replays `requests` through `command` (fsguard, wrapped), one at a time.
+// Fails on a call that errs or is vetoed.
+function replay(command, args, requests, label) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-16384);
+    });
+    let pending = Buffer.alloc(0);
+    let chunks = [];
+    let next = 0;
+    let waiting = false;
+    const send = () => {
+      while (next < requests.length) {
+        const line = requests[next++];
+        child.stdin.write(line + '\n');
+        if (line.includes('"id":')) {
+          waiting = true;
+          return;
+        }
+      }
+      child.stdin.end();
+    };
+    child.stdout.on('data', (chunk) => {
+      chunks.push(chunk);
+      if (chunk.indexOf(10) < 0) return;
+      pending = Buffer.concat([pending, ...chunks]);
+      chunks = [];
+      let end;
+      while ((end = pending.indexOf(10)) >= 0) {
+        const line = pending.subarray(0, end).toString('utf8');
+        pending = pending.subarray(end + 1);
+        const message = JSON.parse(line);
+        if (message.error || message.result?.isError) {
+          child.kill('SIGKILL');
+          reject(new Error(`${label}: a call failed or was vetoed: ${line.slice(0, 300)}\n${stderr}`));
+          return;
+        }
+        if (waiting) {
+          waiting = false;
+          send();
+        }
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (next < requests.length || code !== 0) {
+        reject(new Error(`${label}: exited with ${signal ?? code} after ${next} of ${requests.length} requests\n${stderr}`));
+      } else {
+        resolve();
+      }
+    });
+    send();
+  });
+}
+
+const fsguardArgs = (dir) => [FSGUARD, '--mode', 'enforce', '--', process.execPath, SERVER, dir];
+
+async function instructions(dir, requests, label) {
+  const out = path.join(dir, '..', `${path.basename(dir)}.callgrind`);
+  await replay(VALGRIND, ['--tool=callgrind', '--trace-children=no', `--callgrind-out-file=${out}`, ...fsguardArgs(dir)],
+    requests, label);
+  const summary = fs.readFileSync(out, 'utf8').match(/^summary:\s*(\d+)/m);
+  if (!summary) fail(`${label}: no summary line in ${out}`);
+  if (process.env.FSGUARD_PER_CALL_KEEP) fs.copyFileSync(out, path.join(process.env.FSGUARD_PER_CALL_KEEP, path.basename(out)));
+  return Number(summary[1]);
+}
+
+// Syscalls made by fsguard's process (all its threads), not by the upstream
+// it starts: strace follows the fork and detaches at the upstream's execve.
+async function syscalls(dir, requests, label) {
+  const prefix = path.join(dir, '..', `${path.basename(dir)}.strace`);
+  await replay(STRACE, ['-f', '-ff', '-qq', '-b', 'execve', '-o', prefix, ...fsguardArgs(dir)], requests, label);
+  const counts = new Map();
+  for (const name of fs.readdirSync(path.dirname(prefix))) {
+    if (!name.startsWith(path.basename(prefix) + '.')) continue;
+    const lines = fs.readFileSync(path.join(path.dirname(prefix), name), 'utf8').split('\n');
+    for (const line of lines) {
+      const match = line.match(/^([a-z_0-9]+)\(/); // "<... resumed>" lines are the same call
+      if (match) counts.set(match[1], (counts.get(match[1]) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
+
+// ---------------------------------------------------------------- the runs
+
+const results = {};
+for (const kind of options.kinds) {
+  const { n } = KINDS[kind];
+  for (const count of [n, 2 * n]) populate(path.join(work, `${kind}-${count}-cg`), kind, count);
+  if (options.strace) for (const count of [n, 2 * n]) populate(path.join(work, `${kind}-${count}-st`), kind, count);
+}
+// Every file is older than fsguard's 2 s racy window before the first call.
+await new Promise((resolve) => setTimeout(resolve, 2200));
+
+for (const kind of options.kinds) {
+  const { n } = KINDS[kind];
+  const run = async (count, tool) => {
+    const dir = path.join(work, `${kind}-${count}-${tool}`);
+    const requests = transcript(kind, dir, count);
+    const label = `${kind} x${count} (${tool === 'cg' ? 'callgrind' : 'strace'})`;
+    log(label);
+    return tool === 'cg' ? instructions(dir, requests, label) : syscalls(dir, requests, label);
+  };
+  const result = { n };
+  result.instructions = Math.round(((await run(2 * n, 'cg')) - (await run(n, 'cg'))) / n);
+  if (options.strace) {
+    const [once, twice] = [await run(n, 'st'), await run(2 * n, 'st')];
+    const per = {};
+    for (const [name, count] of twice) {
+      const diff = (count - (once.get(name) ?? 0)) / n;
+      if (Math.abs(diff) >= 0.05) per[name] = Math.round(diff * 10) / 10;
+    }
+    result.syscalls = Math.round(Object.values(per).reduce((a, b) => a + b, 0) * 10) / 10;
+    result.syscallsByName = per;
+  }
+  results[kind] = result;
+}
+
+// ---------------------------------------------------------------- report
+
+const number = (value) => (value == null ? '–' : value.toLocaleString('en-US'));
+const rows = [
+  '| call | calls (N, 2N) | instructions | target | syscalls | target |',
+  '|---|---|---|---|---|---|',
+];
+for (const kind of options.kinds) {
+  const goal = KINDS[kind];
+  const result = results[kind];
+  const mark = (value, target) => (target == null || value == null ? '' : value <= target ? ' (met)' : ' (not met)');
+  rows.push(`| ${goal.label} | ${result.n}, ${2 * result.n} | ${number(result.instructions)}${mark(result.instructions, goal.instructions)} `
+    + `| ≤ ${number(goal.instructions)} | ${number(result.syscalls)}${mark(result.syscalls, goal.syscalls)} `
+    + `| ${goal.syscalls == null ? '–' : `≤ ${goal.syscalls}`} |`);
+}
+process.stdout.write(`${rows.join('\n')}\n`);
+if (options.strace) {
+  for (const kind of options.kinds) {
+    const parts = Object.entries(results[kind].syscallsByName).sort((a, b) => b[1] - a[1]).map(([name, count]) => `${name} ${count}`);
+    process.stdout.write(`${kind} syscalls per call: ${parts.join(', ')}\n`);
+  }
+}
+let failed = false;
+for (const [kind, max] of Object.entries(options.check)) {
+  const measured = results[kind]?.instructions;
+  if (measured == null) fail(`--check ${kind}: that kind was not measured`);
+  if (measured > max) {
+    process.stderr.write(`per_call: FAIL: ${kind}: ${measured} instructions per call is over ${max}\n`);
+    failed = true;
+  }
+}
+process.exitCode = failed ? 1 : 0;
