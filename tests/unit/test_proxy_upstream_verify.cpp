@@ -393,4 +393,83 @@ TEST_SUITE("verify upstream")
     s.serve_own_reads();
     CHECK(s.vetoed(2) == "lossy_read");
   }
+
+  // ---- Attacks (branch attack-verify). Each fails while its hole exists. ----
+
+  TEST_CASE("attack: a read fsguard asked for a cancelled write does not decide a later write after the directory was replaced")
+  {
+    RemoteSession s;
+    // The agent writes a new file; fsguard asks the server for it.
+    s.call(1, "write_file", {{"path", "/ws/d/a.txt"}, {"content", "mine\n"}});
+    REQUIRE(s.out.to_upstream.size() == 1);
+    const auto orphan = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    // The client gives up on it; fsguard's read stays unanswered (slow server).
+    s.notify({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
+              {"params", {{"requestId", 1}}}});
+    // A directory the agent never looked into is moved into place.
+    s.files["/ws/src/a.txt"] = "precious, never read\n";
+    s.call(2, "move_file", {{"source", "/ws/src"}, {"destination", "/ws/d"}});
+    s.serve_own_reads();
+    REQUIRE(s.went_upstream(2));
+    CHECK(s.answer_text(2, "Successfully moved /ws/src to /ws/d"));
+    s.files.erase("/ws/src/a.txt");
+    s.files["/ws/d/a.txt"] = "precious, never read\n";
+    // Now the agent writes the file again: it waits for the old read...
+    s.call(3, "write_file", {{"path", "/ws/d/a.txt"}, {"content", "clobber\n"}});
+    // ...which the server answers late, with what it found before the move.
+    CHECK_FALSE(s.answer_text(orphan, "ENOENT: no such file or directory, open '/ws/d/a.txt'",
+                              true));
+    s.serve_own_reads(); // a fresh read, if fsguard asks one
+    CHECK_FALSE(s.went_upstream(3));
+    CHECK(s.vetoed(3) == "not_read");
+  }
+
+  TEST_CASE("attack: an unreadable file whose path mentions ENOENT is not taken for a new file")
+  {
+    RemoteSession s;
+    // A write-only file (mode 0200): the server cannot read it, but its
+    // write_file replaces it (temp file + rename).
+    s.call(1, "write_file", {{"path", "/ws/docs/ENOENT-handling.md"}, {"content", "x\n"}});
+    REQUIRE(s.out.to_upstream.size() == 1);
+    const auto asked = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    CHECK_FALSE(s.answer_text(
+      asked, "EACCES: permission denied, open '/ws/docs/ENOENT-handling.md'", true));
+    CHECK_FALSE(s.went_upstream(1));
+    CHECK(s.vetoed(1) == "cannot_inspect");
+  }
+
+  TEST_CASE("attack: a failed read left by a cancelled write does not refuse the next write unasked")
+  {
+    GuardSettings settings = verifying_upstream();
+    settings.call_timeout = std::chrono::seconds(10);
+    RemoteSession s(settings);
+    s.call(1, "write_file", {{"path", "/ws/new.txt"}, {"content", "x\n"}});
+    s.notify({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
+              {"params", {{"requestId", 1}}}});
+    s.out = Outbox{};
+    s.guard.tick(s.now + std::chrono::seconds(11), s.out); // fsguard's read expires
+    // Much later the server is fine again, and the agent writes a new file.
+    s.now += std::chrono::seconds(60);
+    CHECK(s.write(2, "/ws/new.txt", "y\n") == "");
+    CHECK(s.own_reads == std::vector<std::string>{"/ws/new.txt"});
+  }
+
+  TEST_CASE("attack: a read that crosses the agent's own write does not make its next write look changed outside fsguard")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "one\n";
+    s.read(1, "/ws/a.txt");
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    s.serve_own_reads();
+    REQUIRE(s.went_upstream(2));
+    // A read of the same file, sent while the write is in flight.
+    s.call(3, "read_text_file", {{"path", "/ws/a.txt"}});
+    REQUIRE(s.went_upstream(3));
+    // The server read before it wrote, but answered the write first.
+    s.files["/ws/a.txt"] = "two\n";
+    CHECK(s.answer_text(2, "Successfully wrote to /ws/a.txt"));
+    CHECK(s.answer_text(3, "one\n"));
+    // The file holds the agent's own write: nothing unseen is lost.
+    CHECK(s.write(4, "/ws/a.txt", "three\n") == "");
+  }
 }
