@@ -477,6 +477,20 @@ TEST_SUITE("guard")
     CHECK(s.forwarded_ids().empty());
   }
 
+  TEST_CASE("attack (verify local baseline): a held relative write released before the new roots are listed")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "old root\n");
+    s.disk.write("/ws2/a.txt", "new root, never read\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "read_text_file", {{"path", "/ws/a.txt"}}); // in flight
+    s.call(3, "edit_file", {{"path", "a.txt"}, {"edits", nlohmann::json::array()}});
+    CHECK(s.forwarded_ids().empty()); // held behind the read
+    s.roots_changed("file:///ws2");
+    s.answer_text(2, "old root\n"); // before fsguard's listing is answered
+    CHECK(s.forwarded_ids().empty());
+  }
+
   TEST_CASE("a held write is confined by the settings in force when it runs")
   {
     Session s;

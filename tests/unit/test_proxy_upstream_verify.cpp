@@ -593,4 +593,62 @@ TEST_SUITE("verify upstream")
     CHECK(s.vetoed(2) == "not_read");
     CHECK_FALSE(s.guard.holds_calls());
   }
+
+  TEST_CASE("attack: a relative write whose read was answered under the old roots is decided under the new ones")
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "old root\n";
+    s.files["/ws2/a.txt"] = "new root, never read\n";
+    s.read(1, "/ws/a.txt");
+    s.call(2, "write_file", {{"path", "a.txt"}, {"content", "x\n"}});
+    REQUIRE(s.out.to_upstream.size() == 1);
+    const auto own = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    // The client's roots move the server to /ws2 while fsguard's read is out.
+    s.guard.on_upstream_request("0", "roots/list");
+    s.out = Outbox{};
+    const nlohmann::json roots = {{"jsonrpc", "2.0"}, {"id", 0},
+                                  {"result", {{"roots", {{{"uri", "file:///ws2"}}}}}}};
+    s.guard.on_client_response(roots.dump() + "\n", roots, s.out);
+    std::vector<std::string> pending = s.out.to_upstream;
+    // The read was served under the old roots.
+    CHECK_FALSE(s.answer_text(own, "old root\n"));
+    pending.insert(pending.end(), s.out.to_upstream.begin(), s.out.to_upstream.end());
+    bool forwarded = s.went_upstream(2);
+    // (With verify: local the same held call waits for the new directories:
+    // see the baseline case in test_proxy_guard.cpp.)
+    // fsguard's listing (and any probes) answered: the server allows /ws2 now.
+    for (int round = 0; round < 6 && !forwarded; ++round) {
+      std::vector<std::string> next;
+      for (const auto& line : pending) {
+        const auto message = nlohmann::json::parse(line);
+        if (!message.contains("id") || !message["id"].is_string()) {
+          continue;
+        }
+        const std::string name = message["params"]["name"];
+        if (name == "list_allowed_directories") {
+          s.answer_text(message["id"], "Allowed directories:\n/ws2");
+        } else if (name == "get_file_info") {
+          s.answer_text(message["id"], "size: 4096\ncreated: Mon Jan 01 2024\nmodified: Mon Jan "
+                                       "01 2024\naccessed: Mon Jan 01 2024\nisDirectory: "
+                                       "true\nisFile: false\npermissions: 755");
+        } else if (name == "read_text_file") {
+          const std::string path = message["params"]["arguments"]["path"];
+          // Relative paths now resolve in /ws2.
+          const std::string where = path.front() == '/' ? path : "/ws2/" + path;
+          const auto file = s.files.find(where);
+          s.answer_text(message["id"], file == s.files.end() ? "ENOENT" : file->second,
+                        file == s.files.end());
+        } else {
+          continue;
+        }
+        forwarded = forwarded || s.went_upstream(2);
+        if (!s.vetoed(2).empty()) {
+          CHECK(s.vetoed(2) == "not_read");
+        }
+        next.insert(next.end(), s.out.to_upstream.begin(), s.out.to_upstream.end());
+      }
+      pending = std::move(next);
+    }
+    CHECK_FALSE(forwarded); // it would replace /ws2/a.txt, never read
+  }
 }
