@@ -489,6 +489,8 @@ TEST_SUITE("guard")
     s.roots_changed("file:///ws2");
     s.answer_text(2, "old root\n"); // before fsguard's listing is answered
     CHECK(s.forwarded_ids().empty());
+    CHECK(s.answered(3).empty()); // neither forwarded nor refused: it waits
+    CHECK(s.guard.holds_calls());
   }
 
   TEST_CASE("a held write is confined by the settings in force when it runs")
