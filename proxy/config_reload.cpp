@@ -25,6 +25,14 @@ void reload_config(Session& session)
                      + std::string(to_string(session.config.verify)) + "\" until fsguard restarts");
     config.verify = session.config.verify;
   }
+  if (config.verify == Verify::upstream && !config.path_map.empty()) {
+    const std::string reason = "\"path_map\" and \"verify\": \"upstream\" (in force until "
+                               "fsguard restarts) exclude each other";
+    session.log.error("config not reloaded, the last good config stays in force: " + reason);
+    audit(session, {{"event", "config_reload"}, {"file", *session.inputs.file},
+                    {"result", "rejected"}, {"reason", reason}});
+    return;
+  }
   if (config.audit_log != session.audit.path()) {
     if (config.audit_log.empty()) {
       session.audit = AuditLog();

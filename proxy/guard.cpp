@@ -564,6 +564,12 @@ bool Guard::blocked(const CallInFlight& call,
       if (busy != m_busy.end() && changes_files(role)) {
         return true;
       }
+      // With verify: upstream a read's text is its record: one that the
+      // server might take before a change in flight, and answer after it,
+      // would replace the record of that change with older text.
+      if (busy != m_busy.end() && m_view && busy->second.changes > 0) {
+        return true;
+      }
     } else {
       for (const auto& [path, busy] : m_busy) {
         const ToolRole other = busy.moves > 0 ? ToolRole::move : ToolRole::edit;
@@ -687,6 +693,16 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
 void Guard::forward(std::string line, CallInFlight call, const std::string& key, Outbox& out,
                     Clock::time_point now)
 {
+  if (m_view && changes_files(call.what.role)) {
+    // A read fsguard asked earlier of a file this change touches (for a
+    // call since given up on) tells of the file before it: nobody may rely
+    // on its answer.
+    for (const auto& file : call.files) {
+      if (file) {
+        m_view->drop_asks_at(*file);
+      }
+    }
+  }
   call.started = now;
   mark_busy(call, +1);
   m_ledger.find(Peer::upstream, key)->call = std::move(call);
@@ -1529,6 +1545,7 @@ void Guard::mark_busy(const CallInFlight& call, int delta)
     auto& busy = m_busy[*file];
     busy.calls += delta;
     busy.moves += move ? delta : 0;
+    busy.changes += changes_files(call.what.role) ? delta : 0;
     if (busy.calls <= 0) {
       m_busy.erase(*file);
     }
@@ -1645,6 +1662,9 @@ void Guard::expire(Clock::time_point now, Outbox& out)
     m_listings_for_waiting = saved;
   } else if (any) {
     release_held(out, now);
+  }
+  if (m_view) {
+    m_view->forget_all(); // a failure no call took stays with none
   }
 }
 

@@ -370,6 +370,7 @@ private:
   struct Busy {
     int calls = 0;
     int moves = 0;
+    int changes = 0; // writes, edits and moves
   };
   std::unordered_map<std::string, Busy> m_busy; // canonical path -> calls in flight
   KeptTexts m_kept;

@@ -86,9 +86,10 @@ void ServerPaths::on_roots_result(const nlohmann::json& response, Outbox& out)
     return; // an error reply: the server keeps its directories
   }
   const auto current = m_allowed.latest();
-  if (current && m_context.map.empty()) {
+  if (current && m_context.map.empty() && m_sees_files) {
     // Roots are the client's paths; with a path_map the server sees other
-    // names, so only its own listing tells.
+    // names, and with verify: upstream fsguard cannot stat them, so only
+    // its own listing tells.
     m_allowed.expect(predict_root_directories(result, *current, m_disk, m_context.home,
                                               m_context.cwd));
   } else {

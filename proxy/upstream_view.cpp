@@ -83,8 +83,11 @@ UpstreamRead read_outcome(std::string_view line, const SkimmedMessage& skimmed)
   if (is_error.is_boolean() && is_error.get<bool>()) {
     // server-filesystem gives Node's error ("ENOENT: no such file or
     // directory, open '…'"), or refuses a file whose directory is missing.
-    if (said.find("ENOENT") != std::string::npos
-        || said.find("Parent directory does not exist") != std::string::npos) {
+    // Only at the start: a path may itself hold such words.
+    const std::string_view message = std::string_view(said).starts_with("Error: ")
+                                        ? std::string_view(said).substr(7)
+                                        : std::string_view(said);
+    if (message.starts_with("ENOENT:") || message.starts_with("Parent directory does not exist")) {
       read.outcome = UpstreamRead::Outcome::missing;
     } else {
       read.reason = "the upstream could not read it for fsguard: " + said;
@@ -122,6 +125,12 @@ std::optional<std::string> UpstreamView::answered(const std::string& key, Upstre
   m_asked.erase(found);
   m_known[file] = std::move(read);
   return file;
+}
+
+void UpstreamView::drop_asks_at(const std::string& path)
+{
+  std::erase_if(m_asked, [&](const auto& entry) { return is_within(entry.first, path); });
+  std::erase_if(m_known, [&](const auto& entry) { return is_within(entry.first, path); });
 }
 
 std::vector<std::string> UpstreamView::expire(Clock::time_point before)

@@ -72,6 +72,10 @@ public:
   void forget(const std::string& file) { m_known.erase(file); }
   // Drops every answer at hand.
   void forget_all() { m_known.clear(); }
+  // Drops the reads asked of `path` and of files below it, whose answers
+  // may tell of a file that a change now replaces: their late answers are
+  // ignored, and a call waiting for one asks again.
+  void drop_asks_at(const std::string& path);
   // Takes `read` as what the upstream says of `file` (fsguard's own finding
   // when it could not ask).
   void learn(const std::string& file, UpstreamRead read) { m_known[file] = std::move(read); }

@@ -414,12 +414,16 @@ TEST_SUITE("verify upstream")
     CHECK(s.answer_text(2, "Successfully moved /ws/src to /ws/d"));
     s.files.erase("/ws/src/a.txt");
     s.files["/ws/d/a.txt"] = "precious, never read\n";
-    // Now the agent writes the file again: it waits for the old read...
+    // Now the agent writes the file again: fsguard must ask afresh, not
+    // wait for the old read...
     s.call(3, "write_file", {{"path", "/ws/d/a.txt"}, {"content", "clobber\n"}});
+    const Outbox asked_afresh = s.out;
     // ...which the server answers late, with what it found before the move.
     CHECK_FALSE(s.answer_text(orphan, "ENOENT: no such file or directory, open '/ws/d/a.txt'",
                               true));
-    s.serve_own_reads(); // a fresh read, if fsguard asks one
+    CHECK_FALSE(s.went_upstream(3));
+    s.out = asked_afresh;
+    s.serve_own_reads();
     CHECK_FALSE(s.went_upstream(3));
     CHECK(s.vetoed(3) == "not_read");
   }
@@ -462,13 +466,15 @@ TEST_SUITE("verify upstream")
     s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
     s.serve_own_reads();
     REQUIRE(s.went_upstream(2));
-    // A read of the same file, sent while the write is in flight.
+    // A read of the same file, sent while the write is in flight, waits
+    // for it: the server could otherwise read before it writes and answer
+    // the write first, and the read's older text would replace the record.
     s.call(3, "read_text_file", {{"path", "/ws/a.txt"}});
-    REQUIRE(s.went_upstream(3));
-    // The server read before it wrote, but answered the write first.
+    CHECK_FALSE(s.went_upstream(3));
     s.files["/ws/a.txt"] = "two\n";
     CHECK(s.answer_text(2, "Successfully wrote to /ws/a.txt"));
-    CHECK(s.answer_text(3, "one\n"));
+    REQUIRE(s.went_upstream(3));
+    CHECK(s.answer_text(3, "two\n"));
     // The file holds the agent's own write: nothing unseen is lost.
     CHECK(s.write(4, "/ws/a.txt", "three\n") == "");
   }
