@@ -252,11 +252,13 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
   entry.from = Peer::client;
   entry.id = id;
   entry.method = std::string(method);
+  std::optional<GuardedCall> what; // described once, for its first attempt too
   if (method == "initialize") {
     entry.expect = Expectation::initialize;
   } else if (method == "tools/call") {
     const auto& name = member(member(request, "params"), "name");
-    if (guarded(request)) {
+    what = guarded(request);
+    if (what) {
       entry.expect = Expectation::guarded_call;
     } else if (name.is_string() && name.get_ref<const std::string&>() == "list_allowed_directories"
                && m_paths.reads_roots()) {
@@ -290,7 +292,8 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
       held_before.push_back(&*held.described);
     }
   }
-  Attempt attempt = try_run(line, request, content_hash, key, sent_at, held_before, out, now);
+  Attempt attempt =
+    try_run(line, request, std::move(what), content_hash, key, sent_at, held_before, out, now);
   if (attempt.outcome != Outcome::ran) {
     m_held.push_back(Held{std::move(line), request, content_hash, key, sent_at,
                           attempt.outcome == Outcome::waiting_for_directories,
@@ -326,13 +329,13 @@ CallInFlight Guard::describe(const nlohmann::json& request, GuardedCall what,
 }
 
 Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
+                              std::optional<GuardedCall> what,
                               const std::optional<ContentHash>& content_hash,
                               const std::string& key, std::uint64_t sent_at,
                               const std::vector<const CallInFlight*>& held_before, Outbox& out,
                               Clock::time_point now)
 {
   PendingRequest* entry = m_ledger.find(Peer::upstream, key);
-  auto what = guarded(request); // with the tool map in force now
   if (!what) {
     entry->expect = Expectation::relay; // the map changed: no longer a file tool
     out.to_upstream.push_back(std::move(line));
@@ -1564,7 +1567,8 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
       m_held.push_back(std::move(held));
       continue;
     }
-    Attempt attempt = try_run(held.line, held.request, held.content_hash, held.key,
+    Attempt attempt = try_run(held.line, held.request, guarded(held.request), // the map now
+                              held.content_hash, held.key,
                               held.sent_at, held_before, out, now);
     if (attempt.outcome == Outcome::ran) {
       continue;

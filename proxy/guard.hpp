@@ -246,11 +246,12 @@ private:
   std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
   CallInFlight describe(const nlohmann::json& request, GuardedCall what,
                         const std::optional<ContentHash>& content_hash) const;
-  // Describes the client's guarded call `request` (`line`, id key `key`)
-  // afresh and runs it, unless it must wait for the calls `held_before` it
-  // or in flight, or for the server's directories.
+  // Runs the client's call `request` (`line`, id key `key`), which the tool
+  // map in force now describes as `what` (nothing: no longer a file tool),
+  // unless it must wait for the calls `held_before` it or in flight, or for
+  // the server's directories.
   Attempt try_run(std::string& line, const nlohmann::json& request,
-                  const std::optional<ContentHash>& content_hash, const std::string& key,
+                  std::optional<GuardedCall> what, const std::optional<ContentHash>& content_hash, const std::string& key,
                   std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
                   Outbox& out, Clock::time_point now);
   bool awaits_directories(const CallInFlight& call) const;
