@@ -431,7 +431,7 @@ bool Guard::awaits_upstream(const CallInFlight& call, Outbox& out, Clock::time_p
 
 std::string Guard::ask_upstream(const std::string& raw, Outbox& out)
 {
-  const VerifyTool tool = *verify_tool(tools());
+  const VerifyTool tool = verify_tool(tools()).value(); // callers check that there is one
   PendingRequest request;
   request.from = Peer::fsguard;
   request.id = std::string(k_own_id_prefix) + "verify/" + std::to_string(++m_next_verify);
@@ -1503,6 +1503,10 @@ void Guard::record_upstream_read(const CallInFlight& call, std::string_view line
     // A part (head, tail): what it was cut from is learned by reading the
     // whole file again now (see PartialCheck). Calls on the file wait for it.
     if (check == m_partial_checks.end()) {
+      continue;
+    }
+    if (!verify_tool(tools())) {
+      drop_partial_check(number); // a reload took the read tool away
       continue;
     }
     PartialCheck& partial = check->second;
