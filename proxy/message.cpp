@@ -96,16 +96,7 @@ public:
   template <class Visit>
   bool walk(Visit visit)
   {
-    skip_space();
-    return walk_members([&](std::string_view key) {
-             const std::size_t value_start = m_at;
-             if (!skip_value()) {
-               return false;
-             }
-             visit(key, m_text.substr(value_start, m_at - value_start));
-             return true;
-           })
-           && at_end_after_space();
+    return walk(visit, [](std::string_view) { return false; }, [] { return false; });
   }
 
   // Walks the members of the object that starts at m_at, calling
