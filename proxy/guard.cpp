@@ -480,9 +480,11 @@ void Guard::finish_partial_check(std::uint64_t number, Outbox& out)
                            static_cast<std::int64_t>(check.after->text.size()),
                            ReadExtent::partial, check.view, check.reason, check.shown_at);
   } else if (m_settings.log_level >= LogLevel::debug) {
-    out.say(LogLevel::debug, "the file " + server_spelling(check.file)
-                               + " changed around a partial read of it, so that read "
-                                 "licenses nothing");
+    out.say(LogLevel::debug, "fsguard could not confirm what a partial read of "
+                               + server_spelling(check.file)
+                               + " was cut from (the file changed around it, or fsguard's whole "
+                                 "read of it failed), so that read licenses no change: the "
+                                 "agent must read it again first");
   }
   drop_partial_check(number);
 }
@@ -502,10 +504,12 @@ void Guard::drop_partial_check(std::uint64_t number)
   m_partial_checks.erase(check);
 }
 
-void Guard::mark_file_busy(const std::string& file, int delta)
+void Guard::mark_file_busy(const std::string& file, int delta, ToolRole role)
 {
   auto& busy = m_busy[file];
   busy.calls += delta;
+  busy.moves += role == ToolRole::move ? delta : 0;
+  busy.changes += changes_files(role) ? delta : 0;
   if (busy.calls <= 0) {
     m_busy.erase(file);
   }
@@ -1354,7 +1358,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
                               call.what.view, reason, shown_at);
       }
     }
-    if (extent == ReadExtent::whole && !call.what.path_list && call.files.size() == 1
+    if (!m_view && extent == ReadExtent::whole && !call.what.path_list && call.files.size() == 1
         && call.files.front() && call.what.view == ReadView::utf8_text
         && call.what.whole_if_status.empty() && m_kept.budget().total_bytes > 0) {
       // The text exactly as the agent saw it, kept once settle_reads() has
@@ -1495,9 +1499,13 @@ void Guard::record_upstream_read(const CallInFlight& call, std::string_view line
     const std::string& file = *call.files[index];
     if (call.what.extent == ReadExtent::whole) {
       // The text is the whole file, even where the client cuts it (extent).
-      m_tracker.record_known(file, shown_text_digest(*shown[index]),
-                             static_cast<std::int64_t>(shown[index]->size()), extent,
-                             call.what.view, reason, shown_at);
+      const ContentDigest digest = shown_text_digest(*shown[index]);
+      m_tracker.record_known(file, digest, static_cast<std::int64_t>(shown[index]->size()),
+                             extent, call.what.view, reason, shown_at);
+      if (!call.what.path_list && extent == ReadExtent::whole
+          && m_kept.budget().total_bytes > 0 && decoded.size() <= m_kept.budget().file_bytes) {
+        keep_text(digest.hash, std::move(decoded)); // it is the record: no need to decode it again
+      }
       continue;
     }
     // A part (head, tail): what it was cut from is learned by reading the
@@ -1544,20 +1552,12 @@ void Guard::record_upstream_change(const CallInFlight& call, const std::string& 
 
 void Guard::mark_busy(const CallInFlight& call, int delta)
 {
-  const bool move = call.what.role == ToolRole::move;
   for (const auto& file : call.files) {
-    if (!file) {
-      continue;
-    }
-    auto& busy = m_busy[*file];
-    busy.calls += delta;
-    busy.moves += move ? delta : 0;
-    busy.changes += changes_files(call.what.role) ? delta : 0;
-    if (busy.calls <= 0) {
-      m_busy.erase(*file);
+    if (file) {
+      mark_file_busy(*file, delta, call.what.role);
     }
   }
-  m_moves_in_flight += move ? delta : 0;
+  m_moves_in_flight += call.what.role == ToolRole::move ? delta : 0;
 }
 
 void Guard::release_held(Outbox& out, Clock::time_point now)

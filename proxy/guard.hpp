@@ -279,7 +279,8 @@ private:
                               const std::optional<ContentHash>& expected,
                               const std::optional<std::string>& expected_text,
                               ReadExtent extent, std::uint64_t known_since);
-  void mark_file_busy(const std::string& file, int delta);
+  // `delta` calls of `role` in flight on `file` (a partial check: a read).
+  void mark_file_busy(const std::string& file, int delta, ToolRole role = ToolRole::read);
   // Records partial check `number` once all three of its texts are in.
   void finish_partial_check(std::uint64_t number, Outbox& out);
   // Drops partial check `number`, freeing its file.

@@ -240,6 +240,8 @@ TEST_SUITE("verify upstream")
     s.files["/ws/a.txt"] = "one\nand a line from a formatter\n";
     CHECK(s.write(2, "/ws/a.txt", "two\n") == "changed");
     CHECK(s.files["/ws/a.txt"] == "one\nand a line from a formatter\n");
+    // The read's text is kept, so the veto shows the change.
+    CHECK(s.client_text(2).find("+and a line from a formatter") != std::string::npos);
   }
 
   TEST_CASE("a failed read counts for nothing")
