@@ -17,6 +17,8 @@
 #include <string_view>
 #include <utility>
 
+#include "tracker/path.hpp"
+
 namespace fsguard {
 
 namespace {
@@ -40,31 +42,6 @@ struct RegularFile {
 struct DirectoryCloser {
   void operator()(DIR* directory) const { ::closedir(directory); }
 };
-
-// True if `path` is absolute and already in the form realpath() returns
-// when no symlink is involved: no empty, "." or ".." component, no trailing
-// slash (except "/" itself).
-bool plain_absolute(std::string_view path)
-{
-  if (path.empty() || path.front() != '/') {
-    return false;
-  }
-  if (path.size() == 1) {
-    return true;
-  }
-  std::size_t start = 1;
-  for (;;) {
-    const std::size_t end = std::min(path.find('/', start), path.size());
-    const std::string_view name = path.substr(start, end - start);
-    if (name.empty() || name == "." || name == "..") {
-      return false;
-    }
-    if (end == path.size()) {
-      return true;
-    }
-    start = end + 1;
-  }
-}
 
 // Whether the path names an existing entry reached through no symlink: one
 // openat2() with RESOLVE_NO_SYMLINKS walks the path once, where realpath()
@@ -250,7 +227,7 @@ std::optional<std::int64_t> RealDisk::birth_seconds(const std::string& path)
 
 Result<std::string, DiskError> RealDisk::real_path(const std::string& path)
 {
-  if (plain_absolute(path) && exists_without_symlinks(path).value_or(false)) {
+  if (is_lexically_normal(path) && exists_without_symlinks(path).value_or(false)) {
     return path; // what realpath() would return, in one walk
   }
   std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),

@@ -102,8 +102,33 @@ std::string spelling_problem(std::string_view raw, PathRules rules)
   return {};
 }
 
+bool is_lexically_normal(std::string_view path)
+{
+  if (path.empty() || path.front() != '/') {
+    return false;
+  }
+  if (path.size() == 1) {
+    return true;
+  }
+  std::size_t start = 1;
+  for (;;) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view name = path.substr(start, end - start);
+    if (name.empty() || name == "." || name == "..") {
+      return false;
+    }
+    if (end == path.size()) {
+      return true;
+    }
+    start = end + 1;
+  }
+}
+
 std::string lexically_normal(std::string_view absolute)
 {
+  if (is_lexically_normal(absolute)) {
+    return std::string(absolute); // the common case, without splitting it
+  }
   std::vector<std::string_view> kept;
   for (auto component : split_components(absolute)) {
     if (component == ".") {

@@ -49,6 +49,11 @@ std::string spelling_problem(std::string_view raw, PathRules rules);
 // collapsed, as the upstream's path.resolve() does. `absolute` starts with '/'.
 std::string lexically_normal(std::string_view absolute);
 
+// True if `path` is absolute and already lexically normal: no empty, "." or
+// ".." component and no trailing slash (except "/" itself). Such a path is
+// what realpath() returns when no symlink is involved.
+bool is_lexically_normal(std::string_view path);
+
 // True if the normal absolute `path` is `directory` or lies below it.
 bool is_within(std::string_view path, std::string_view directory);
 

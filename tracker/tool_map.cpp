@@ -1,13 +1,24 @@
 #include "tracker/tool_map.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include <nlohmann/json.hpp>
 
 namespace fsguard {
 
 namespace {
+
+// Whether `text`, in ASCII lower case, ends with `suffix` (no copy of `text`).
+bool lower_case_ends_with(std::string_view text, std::string_view suffix)
+{
+  if (suffix.size() > text.size()) {
+    return false;
+  }
+  return std::equal(suffix.begin(), suffix.end(), text.end() - suffix.size(),
+                    [](char wanted, char c) {
+                      return wanted == (c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+                    });
+}
 
 std::optional<ToolRole> role_named(std::string_view name)
 {
@@ -219,11 +230,9 @@ std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view 
     }
   }
   if (!call.paths.empty() && call.paths.front().raw) {
-    std::string lower = *call.paths.front().raw;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string& path = *call.paths.front().raw;
     for (const auto& extension : spec.converted_extensions) {
-      call.content_converted = call.content_converted || lower.ends_with(extension);
+      call.content_converted = call.content_converted || lower_case_ends_with(path, extension);
     }
   }
   return call;

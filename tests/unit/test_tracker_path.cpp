@@ -229,6 +229,27 @@ TEST_SUITE("path")
     CHECK(lexically_normal("//") == "/");
     CHECK(lexically_normal("/a/b/../../..") == "/");
     CHECK(lexically_normal("/a/./b//c/") == "/a/b/c");
+    CHECK(lexically_normal("/a/..b/c.") == "/a/..b/c."); // names that only start or end with dots
+    CHECK(lexically_normal("/a/b/.") == "/a/b");
+    CHECK(lexically_normal("/a/b/..") == "/a");
+  }
+
+  TEST_CASE("a path is lexically normal only without empty, \".\" or \"..\" components")
+  {
+    CHECK(is_lexically_normal("/"));
+    CHECK(is_lexically_normal("/a/b.txt"));
+    CHECK(is_lexically_normal("/a/..b/c."));
+    CHECK_FALSE(is_lexically_normal(""));
+    CHECK_FALSE(is_lexically_normal("a/b"));
+    CHECK_FALSE(is_lexically_normal("//"));
+    CHECK_FALSE(is_lexically_normal("/a//b"));
+    CHECK_FALSE(is_lexically_normal("/a/"));
+    CHECK_FALSE(is_lexically_normal("/a/./b"));
+    CHECK_FALSE(is_lexically_normal("/a/../b"));
+    CHECK_FALSE(is_lexically_normal("/a/."));
+    for (const char* path : {"/", "/a/b.txt", "/a/..b/c.", "//", "/a//b/", "/a/./b/../c"}) {
+      CHECK(is_lexically_normal(lexically_normal(path)));
+    }
   }
 }
 

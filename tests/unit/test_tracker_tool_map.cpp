@@ -112,6 +112,16 @@ TEST_SUITE("profiles")
     CHECK_FALSE(describe_call(tools, "read_file", json{{"path", "/a"}})->whole_if_status.empty());
   }
 
+  TEST_CASE("desktop-commander: a write to a converted format is known by its extension, in any case")
+  {
+    const ToolMap tools = profile_named("desktop-commander")->tools;
+    CHECK(describe_call(tools, "write_file", json{{"path", "/a/report.docx"}})->content_converted);
+    CHECK(describe_call(tools, "write_file", json{{"path", "/a/REPORT.DocX"}})->content_converted);
+    CHECK(describe_call(tools, "write_file", json{{"path", "/a/Photo.JPG"}})->content_converted);
+    CHECK_FALSE(describe_call(tools, "write_file", json{{"path", "/a/report.docx.txt"}})->content_converted);
+    CHECK_FALSE(describe_call(tools, "write_file", json{{"path", "docx"}})->content_converted);
+  }
+
   TEST_CASE("desktop-commander: write_pdf writes to outputPath, or over path when outputPath is unset")
   {
     const ToolMap tools = profile_named("desktop-commander")->tools;
