@@ -170,6 +170,13 @@ ToolNames tool_names(const ToolMap& tools)
   return names;
 }
 
+bool only_confined(const ToolMap& tools, std::string_view tool)
+{
+  const auto found = tools.find(tool);
+  return found != tools.end() && found->second.role == ToolRole::other
+         && found->second.role_argument.empty();
+}
+
 std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view tool,
                                          const nlohmann::json& arguments)
 {

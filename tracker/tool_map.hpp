@@ -109,4 +109,9 @@ ToolNames tool_names(const ToolMap& tools);
 std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view tool,
                                          const nlohmann::json& arguments);
 
+// True if every call of `tool` under `tools` is described with role other
+// whatever its arguments (only confinement applies to it), so that a guard
+// without confinement need not describe it at all.
+bool only_confined(const ToolMap& tools, std::string_view tool);
+
 } // namespace fsguard

@@ -25,9 +25,27 @@ TEST_SUITE("tool_map")
                               "search_files", "get_file_info", "create_directory"}) {
       CAPTURE(other);
       CHECK(describe_call(tools, other, json{{"path", "/a"}})->role == ToolRole::other);
+      CHECK(only_confined(tools, other));
     }
     CHECK_FALSE(describe_call(tools, "list_allowed_directories", json::object()));
     CHECK_FALSE(describe_call(tools, "unknown", json{{"path", "/a"}}));
+    for (const char* not_only : {"read_text_file", "write_file", "edit_file", "move_file",
+                                 "list_allowed_directories", "unknown"}) {
+      CAPTURE(not_only);
+      CHECK_FALSE(only_confined(tools, not_only)); // guarded, or not in the map at all
+    }
+  }
+
+  TEST_CASE("a tool whose role an argument selects is never only confined")
+  {
+    ToolSpec spec;
+    spec.role = ToolRole::other;
+    spec.path_argument = "path";
+    spec.role_argument = "mode";
+    spec.role_by_value = {{"overwrite", ToolRole::write}};
+    const ToolMap tools{{"touch", spec}};
+    CHECK(describe_call(tools, "touch", json{{"path", "/a"}, {"mode", "overwrite"}})->role == ToolRole::write);
+    CHECK_FALSE(only_confined(tools, "touch"));
   }
 
   TEST_CASE("head or tail make a read partial, unless the server would ignore them")
