@@ -1154,7 +1154,7 @@ void Guard::on_client_response(std::string line, const nlohmann::json& response,
 {
   const std::string key = id_key(member(response, "id"));
   const auto answered = m_ledger.close(Peer::client, key);
-  if (answered && answered->from == Peer::fsguard) {
+  if (answered && answered.mapped().from == Peer::fsguard) {
     settle_override(key, &response, "", out, Clock::now()); // fsguard's own: never relayed
     return;
   }
@@ -1165,7 +1165,7 @@ void Guard::on_client_response(std::string line, const nlohmann::json& response,
     return; // an answer to fsguard's question that came too late, or never asked
   }
   out.to_upstream.push_back(std::move(line)); // the server hears it before fsguard asks
-  if (answered && answered->expect == Expectation::roots) {
+  if (answered && answered.mapped().expect == Expectation::roots) {
     m_paths.on_roots_result(response, out);
   }
 }
@@ -1236,7 +1236,8 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
   if (pending == nullptr || (pending->expect == Expectation::guarded_call && !pending->call)) {
     return true; // answers nothing the upstream was asked: the client's business
   }
-  PendingRequest answered = std::move(*m_ledger.close(Peer::upstream, key));
+  auto closed = m_ledger.close(Peer::upstream, key);
+  PendingRequest& answered = closed.mapped();
   switch (answered.expect) {
   case Expectation::relay:
   case Expectation::roots:
@@ -1745,7 +1746,8 @@ void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length
                                + "; raise max_line_bytes in the config to relay it");
     return;
   }
-  PendingRequest answered = std::move(*m_ledger.close(Peer::upstream, key));
+  auto closed = m_ledger.close(Peer::upstream, key);
+  PendingRequest& answered = closed.mapped();
   out.say(LogLevel::error, "dropped the upstream's answer to " + answered.method + " " + key
                              + " (" + sizes + ") and answered it with an error");
   if (answered.expect == Expectation::own_listing) {

@@ -27,16 +27,10 @@ const PendingRequest* Ledger::find(Peer answering, const std::string& key) const
   return found == table.end() ? nullptr : &found->second;
 }
 
-std::optional<PendingRequest> Ledger::close(Peer answering, const std::string& key)
+Ledger::Closed Ledger::close(Peer answering, const std::string& key)
 {
   auto& table = answering == Peer::upstream ? m_toward_upstream : m_toward_client;
-  const auto found = table.find(key);
-  if (found == table.end()) {
-    return std::nullopt;
-  }
-  PendingRequest request = std::move(found->second);
-  table.erase(found);
-  return request;
+  return table.extract(key);
 }
 
 PendingRequest* Ledger::cancel(const std::string& key)

@@ -62,8 +62,12 @@ public:
   PendingRequest* find(Peer answering, const std::string& key);
   const PendingRequest* find(Peer answering, const std::string& key) const;
 
+  // What close() takes out: empty when nothing was pending, else the
+  // request as mapped(), taken out whole (its node moves, nothing is copied).
+  using Closed = std::unordered_map<std::string, PendingRequest>::node_type;
+
   // Removes and returns the request that `answering`'s answer `key` answers.
-  std::optional<PendingRequest> close(Peer answering, const std::string& key);
+  Closed close(Peer answering, const std::string& key);
 
   // Marks the client's pending request `key` cancelled and returns it (null
   // if there is none). It stays in the ledger: the server may still answer,
