@@ -48,7 +48,18 @@ public:
       co_return;
     }
     m_busy = true;
-    const boost::system::error_code error = co_await write_all(line);
+    static constexpr char k_newline = '\n';
+    const bool whole = !line.empty() && line.back() == '\n';
+    std::array<boost::asio::const_buffer, 2> buffers{
+      boost::asio::buffer(line.data(), line.size()),
+      boost::asio::buffer(&k_newline, whole ? 0 : 1)};
+    boost::system::error_code error = write_at_once(buffers);
+    if (!error && (buffers[0].size() > 0 || buffers[1].size() > 0)) {
+      // The rest as the stream drains (Asio's composed write, which the
+      // reactor drives chunk by chunk without resuming this coroutine).
+      std::tie(error, std::ignore) = co_await boost::asio::async_write(
+        m_stream, buffers, boost::asio::as_tuple(boost::asio::use_awaitable));
+    }
     m_busy = false;
     if (error && !m_closed) {
       m_broken = true;
@@ -82,17 +93,11 @@ public:
 private:
   bool stopped() const { return m_close_requested || m_broken; }
 
-  // Writes `line` and a newline if it lacks one: at once as far as the
-  // stream takes it (a small line costs one write and no pass through the
-  // event loop), the rest as the stream drains (Asio's composed write,
-  // which the reactor drives chunk by chunk without resuming this coroutine).
-  boost::asio::awaitable<boost::system::error_code> write_all(std::string_view line)
+  // Writes as much of `buffers` as the stream takes at once, and consumes
+  // it from them: a small line costs one write and no pass through the
+  // event loop (nor a coroutine frame). An error other than would_block.
+  boost::system::error_code write_at_once(std::array<boost::asio::const_buffer, 2>& buffers)
   {
-    static constexpr char k_newline = '\n';
-    const bool whole = !line.empty() && line.back() == '\n';
-    std::array<boost::asio::const_buffer, 2> buffers{
-      boost::asio::buffer(line.data(), line.size()),
-      boost::asio::buffer(&k_newline, whole ? 0 : 1)};
     boost::system::error_code error;
     std::size_t written = m_stream.write_some(buffers, error);
     for (auto& buffer : buffers) {
@@ -100,16 +105,10 @@ private:
       buffer += used;
       written -= used;
     }
-    if (buffers[0].size() == 0 && buffers[1].size() == 0) {
-      co_return boost::system::error_code();
+    if (error == boost::asio::error::would_block || error == boost::asio::error::interrupted) {
+      return {};
     }
-    if (error && error != boost::asio::error::would_block
-        && error != boost::asio::error::interrupted) {
-      co_return error;
-    }
-    std::tie(error, std::ignore) = co_await boost::asio::async_write(
-      m_stream, buffers, boost::asio::as_tuple(boost::asio::use_awaitable));
-    co_return error;
+    return error;
   }
 
   void close_now()

@@ -19,11 +19,11 @@ awaitable<void> flush(Session& session, Outbox& out)
   for (const auto& record : out.decisions) {
     audit(session, record);
   }
-  for (auto& line : out.to_client) {
-    co_await send(session.to_client, std::move(line));
+  for (const auto& line : out.to_client) {
+    co_await session.to_client.write(line); // `out` keeps it until written
   }
-  for (auto& line : out.to_upstream) {
-    co_await send(session.upstream.input(), std::move(line));
+  for (const auto& line : out.to_upstream) {
+    co_await session.upstream.input().write(line);
   }
   out = Outbox{};
 }
