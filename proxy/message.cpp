@@ -456,12 +456,11 @@ nlohmann::json parse_without_content(std::string_view text, std::optional<Conten
 ClientMessage parse_client_message(std::string_view line)
 {
   ClientMessage message;
-  if (nesting_depth(line) > k_max_nesting) {
-    message.kind = MessageKind::too_deep;
-    return message;
-  }
   if (auto parsed = read_json_fast(line, message.content_hash)) {
     message.body = std::move(*parsed);
+  } else if (nesting_depth(line) > k_max_nesting) {
+    message.kind = MessageKind::too_deep;
+    return message;
   } else {
     message.body = parse_without_content(line, message.content_hash);
   }

@@ -38,14 +38,12 @@ void check(bool condition)
 // The fast reader must read exactly what nlohmann reads, or leave it alone.
 void check_fast_reader(std::string_view input)
 {
-  if (nesting_depth(input) > k_max_nesting) {
-    return;
-  }
   std::optional<ContentHash> content_hash;
   const auto fast = read_json_fast(input, content_hash);
   if (!fast) {
     return;
   }
+  check(nesting_depth(input) <= k_max_nesting); // what it reads needs no depth check
   auto full = nlohmann::json::parse(input, nullptr, false);
   check(!full.is_discarded());
   std::optional<ContentHash> expected;

@@ -99,6 +99,18 @@ TEST_SUITE("message")
     CHECK(method_of(message.body) == "tools/call");
   }
 
+  TEST_CASE("a valid line nested deeper than the limit is refused, one at the limit is read")
+  {
+    const auto nested = [](std::size_t depth) {
+      return R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"a":)" + std::string(depth - 2, '[')
+             + std::string(depth - 2, ']') + "}}";
+    };
+    const auto at_limit = parse_client_message(nested(k_max_nesting));
+    CHECK(at_limit.kind == MessageKind::request);
+    CHECK(at_limit.body["params"].contains("a"));
+    CHECK(parse_client_message(nested(k_max_nesting + 1)).kind == MessageKind::too_deep);
+  }
+
   TEST_CASE("ids that the peer echoes as equal get the same key")
   {
     CHECK(id_key(nlohmann::json(1)) == id_key(nlohmann::json(1.0)));
