@@ -68,7 +68,12 @@ void fuzz_client_message(std::string_view input)
   if (message.kind != MessageKind::request && message.kind != MessageKind::notification) {
     return;
   }
-  (void)id_key(message.body.contains("id") ? message.body["id"] : nlohmann::json());
+  const auto& id = member(message.body, "id");
+  if (id.is_string()) {
+    check(id_key(id) == id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  (void)id_key(id);
+  (void)request_the_server_drops(message.body);
   if (method_of(message.body) == "tools/call" && message.body.contains("params")) {
     const auto& params = message.body["params"];
     if (params.is_object() && params.contains("name") && params["name"].is_string()) {
