@@ -516,6 +516,37 @@ ClientMessage parse_client_message(std::string_view line)
   return message;
 }
 
+namespace {
+
+// Empties the arrays and objects inside `value`, innermost first, so that
+// each is destroyed with no members left to move.
+void empty_children(nlohmann::json& value)
+{
+  if (auto* object = value.get_ptr<nlohmann::json::object_t*>()) {
+    for (auto& member : *object) {
+      if (member.second.is_structured()) {
+        empty_children(member.second);
+      }
+    }
+    object->clear();
+  } else if (auto* array = value.get_ptr<nlohmann::json::array_t*>()) {
+    for (auto& element : *array) {
+      if (element.is_structured()) {
+        empty_children(element);
+      }
+    }
+    array->clear();
+  }
+}
+
+} // namespace
+
+void release_tree(nlohmann::json& tree)
+{
+  empty_children(tree);
+  tree = nullptr;
+}
+
 std::string_view method_of(const nlohmann::json& body)
 {
   const auto found = body.find(std::string_view("method"));

@@ -82,6 +82,9 @@ void fuzz_client_message(std::string_view input)
       (void)call;
     }
   }
+  auto body = message.body;
+  release_tree(body);
+  check(body.is_null());
 }
 
 void fuzz_skim(std::string_view input)

@@ -139,6 +139,20 @@ TEST_SUITE("message")
     CHECK(problem(R"({"jsonrpc":"2.0","id":-9007199254740992,"method":"m"})") == bad_id);
   }
 
+  TEST_CASE("a released tree is null, however its arrays and objects nest")
+  {
+    auto tree = nlohmann::json::parse(
+      R"({"a":[1,{"b":[[],{},"s",[{"c":null}]]}],"d":{"e":{"f":"text longer than sixteen bytes"}}})");
+    release_tree(tree);
+    CHECK(tree.is_null());
+    auto deep = nlohmann::json::parse(std::string(k_max_nesting, '[') + std::string(k_max_nesting, ']'));
+    release_tree(deep);
+    CHECK(deep.is_null());
+    nlohmann::json text = "a string";
+    release_tree(text);
+    CHECK(text.is_null());
+  }
+
   TEST_CASE("ids that the peer echoes as equal get the same key")
   {
     CHECK(id_key(nlohmann::json(1)) == id_key(nlohmann::json(1.0)));
