@@ -8,6 +8,7 @@
 
 #include "proxy/content_hash.hpp"
 #include "proxy/json_string.hpp"
+#include "proxy/message.hpp"
 
 namespace fsguard {
 
@@ -16,9 +17,8 @@ namespace {
 // Where an object sits on the way to params.arguments.content.
 enum class Place { elsewhere, top, params, arguments };
 
-// Deeper than this, the full parser decides (callers check k_max_nesting
-// before either runs).
-constexpr int k_max_depth = 512;
+// Deeper than this, the message is refused (the caller tells why).
+constexpr int k_max_depth = static_cast<int>(k_max_nesting);
 
 // Feeds decoded content to a ContentHasher in blocks. A text with an escape
 // on every line ("\n") is decoded in pieces of tens of bytes, and each call
@@ -67,6 +67,7 @@ public:
   {
   }
 
+  // Reads the document into `out` (null on entry).
   bool read_document(nlohmann::json& out)
   {
     skip_space();
@@ -78,30 +79,32 @@ public:
   }
 
 private:
+  using Object = nlohmann::json::object_t;
+  using Array = nlohmann::json::array_t;
+
+  // Reads a value into `out`, which is null: values are built where they
+  // end up, never moved from a temporary. `depth` is the nesting of the
+  // array or object the value is in.
   bool read_value(nlohmann::json& out, Place place, int depth)
   {
-    if (m_at == m_end || depth > k_max_depth) {
+    if (m_at == m_end) {
       return false;
     }
     switch (*m_at) {
     case '{':
-      return read_object(out, place, depth + 1);
+      return depth < k_max_depth && read_object(out, place, depth + 1);
     case '[':
-      return read_array(out, depth + 1);
-    case '"': {
-      std::string text;
-      if (!read_string(text)) {
-        return false;
-      }
-      out = std::move(text);
-      return true;
-    }
+      return depth < k_max_depth && read_array(out, depth + 1);
+    case '"':
+      ++m_at;
+      out = nlohmann::json::value_t::string;
+      return read_string_body(*out.get_ptr<std::string*>());
     case 't':
-      return read_literal("true", out, nlohmann::json(true));
+      return read_literal("true", out, true);
     case 'f':
-      return read_literal("false", out, nlohmann::json(false));
+      return read_literal("false", out, false);
     case 'n':
-      return read_literal("null", out, nlohmann::json(nullptr));
+      return read_literal("null", out, nullptr);
     default:
       return read_number(out);
     }
@@ -110,15 +113,16 @@ private:
   bool read_object(nlohmann::json& out, Place place, int depth)
   {
     ++m_at; // '{'
-    out = nlohmann::json::object();
+    out = nlohmann::json::value_t::object;
+    Object& members = *out.get_ptr<Object*>();
     skip_space();
     if (consume('}')) {
       return true;
     }
     for (;;) {
       skip_space();
-      std::string key;
-      if (!read_string(key)) {
+      std::string_view key;
+      if (!read_key(key)) {
         return false;
       }
       skip_space();
@@ -136,12 +140,8 @@ private:
         if (!read_content()) {
           return false;
         }
-      } else {
-        nlohmann::json value;
-        if (!read_value(value, inner, depth)) {
-          return false;
-        }
-        out[std::move(key)] = std::move(value); // the last of repeated keys wins
+      } else if (!read_value(slot(members, key), inner, depth)) {
+        return false;
       }
       skip_space();
       if (consume(',')) {
@@ -149,6 +149,20 @@ private:
       }
       return consume('}');
     }
+  }
+
+  // The member `key` of `members`, null: a new one, or a repeated key's
+  // (the last of repeated keys wins, as in JSON.parse).
+  static nlohmann::json& slot(Object& members, std::string_view key)
+  {
+    auto at = members.lower_bound(key);
+    if (at != members.end() && at->first == key) {
+      at->second = nullptr;
+      return at->second;
+    }
+    at = members.emplace_hint(at, std::piecewise_construct, std::forward_as_tuple(key),
+                              std::forward_as_tuple());
+    return at->second;
   }
 
   // params.arguments.content: hashed if a string, never kept.
@@ -172,18 +186,17 @@ private:
   bool read_array(nlohmann::json& out, int depth)
   {
     ++m_at; // '['
-    out = nlohmann::json::array();
+    out = nlohmann::json::value_t::array;
+    Array& elements = *out.get_ptr<Array*>();
     skip_space();
     if (consume(']')) {
       return true;
     }
     for (;;) {
       skip_space();
-      nlohmann::json value;
-      if (!read_value(value, Place::elsewhere, depth)) {
+      if (!read_value(elements.emplace_back(), Place::elsewhere, depth)) {
         return false;
       }
-      out.push_back(std::move(value));
       skip_space();
       if (consume(',')) {
         continue;
@@ -192,10 +205,34 @@ private:
     }
   }
 
-  bool read_string(std::string& out)
+  // Reads a key into `key`: a view of the text when it holds no escape (the
+  // usual case), else of m_key, where it is decoded.
+  bool read_key(std::string_view& key)
   {
     if (!consume('"')) {
       return false;
+    }
+    if (const char* quote = plain_string_end(m_at, m_end)) {
+      key = std::string_view(m_at, static_cast<std::size_t>(quote - m_at));
+      m_at = quote + 1;
+      return true;
+    }
+    m_key.clear();
+    if (!read_string_body(m_key)) {
+      return false;
+    }
+    key = m_key;
+    return true;
+  }
+
+  // Reads the rest of a string whose opening quote is behind m_at into
+  // `out` (empty).
+  bool read_string_body(std::string& out)
+  {
+    if (const char* quote = plain_string_end(m_at, m_end)) {
+      out.assign(m_at, quote);
+      m_at = quote + 1;
+      return true;
     }
     StringSink sink(out);
     const char* after = decode_json_string(m_at, m_end, sink);
@@ -206,14 +243,15 @@ private:
     return true;
   }
 
-  bool read_literal(std::string_view word, nlohmann::json& out, nlohmann::json value)
+  template <class Value>
+  bool read_literal(std::string_view word, nlohmann::json& out, Value value)
   {
     if (static_cast<std::size_t>(m_end - m_at) < word.size()
         || std::memcmp(m_at, word.data(), word.size()) != 0) {
       return false;
     }
     m_at += word.size();
-    out = std::move(value);
+    out = value;
     return true;
   }
 
@@ -296,6 +334,7 @@ private:
   const char* m_at;
   const char* m_end;
   std::optional<ContentHash>& m_content_hash;
+  std::string m_key; // an escaped key, decoded
 };
 
 } // namespace

@@ -19,7 +19,9 @@ namespace fsguard {
 // its bytes, and reset otherwise. Nothing if `text` is not plain JSON, or
 // holds anything the full parser must judge (invalid UTF-8 or lone
 // surrogates, which the upstream reads as U+FFFD; numbers out of range; a
-// byte order mark): the caller then falls back to the full parser.
+// byte order mark): the caller then falls back to the full parser. Nothing
+// too if arrays and objects nest deeper than k_max_nesting, so a text it
+// reads needs no nesting_depth() check.
 std::optional<nlohmann::json> read_json_fast(std::string_view text,
                                              std::optional<ContentHash>& content_hash);
 

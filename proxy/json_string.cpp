@@ -3,6 +3,7 @@
 #include <utf8proc.h>
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -24,15 +25,22 @@ constexpr std::uint64_t any_zero_byte(std::uint64_t word)
   return (word - k_ones) & ~word & k_highs;
 }
 
-// Whether any of the 8 bytes needs a closer look: not ASCII, a control
-// character, a quote or a backslash.
-bool any_special_byte(std::uint64_t word)
+// The bytes of `word` that need a closer look: not ASCII, a control
+// character, a quote or a backslash. Each such byte has its high bit set in
+// the mask; so may bytes after the first one, never bytes before it.
+std::uint64_t special_bytes(std::uint64_t word)
 {
   const std::uint64_t non_ascii = word & k_highs;
   const std::uint64_t control = (word - k_ones * 0x20) & ~word & k_highs; // a byte below 0x20
   const std::uint64_t quote = any_zero_byte(word ^ (k_ones * '"'));
   const std::uint64_t backslash = any_zero_byte(word ^ (k_ones * '\\'));
-  return (non_ascii | control | quote | backslash) != 0;
+  return non_ascii | control | quote | backslash;
+}
+
+// Whether any of the 8 bytes in `word` needs a closer look.
+bool any_special_byte(std::uint64_t word)
+{
+  return special_bytes(word) != 0;
 }
 
 // Writes the UTF-8 form of `code_point` to `out`; returns its length.
@@ -81,6 +89,33 @@ std::size_t decode_escape(const Byte* at, const Byte* end, Byte* out, std::size_
 }
 
 } // namespace
+
+const char* plain_string_end(const char* begin, const char* end_of_text)
+{
+  static_assert(std::endian::native == std::endian::little, "the first special byte is the lowest");
+  const auto* at = reinterpret_cast<const Byte*>(begin);
+  const auto* const end = reinterpret_cast<const Byte*>(end_of_text);
+  for (;;) {
+    if (end - at >= 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, at, sizeof word);
+      const std::uint64_t special = special_bytes(word);
+      if (special == 0) {
+        at += 8;
+        continue;
+      }
+      at += std::countr_zero(special) / 8;
+    } else {
+      while (at < end && *at >= 0x20 && *at < 0x80 && *at != '"' && *at != '\\') {
+        ++at;
+      }
+      if (at == end) {
+        return nullptr;
+      }
+    }
+    return *at == '"' ? reinterpret_cast<const char*>(at) : nullptr;
+  }
+}
 
 const char* decode_json_string(const char* begin, const char* end_of_text, ByteSink& sink)
 {

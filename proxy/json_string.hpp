@@ -26,6 +26,12 @@ protected:
 // escape, or no closing quote.
 const char* decode_json_string(const char* at, const char* end, ByteSink& sink);
 
+// The closing quote of the JSON string body starting at `at` (just past its
+// opening quote), when everything up to it is printable ASCII with no
+// escape: then the body is the string, as it stands. Nullptr otherwise
+// (decode it with decode_json_string()), or if there is no quote before `end`.
+const char* plain_string_end(const char* at, const char* end);
+
 // A ByteSink that appends to a std::string.
 class StringSink final : public ByteSink {
 public:

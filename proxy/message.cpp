@@ -456,12 +456,11 @@ nlohmann::json parse_without_content(std::string_view text, std::optional<Conten
 ClientMessage parse_client_message(std::string_view line)
 {
   ClientMessage message;
-  if (nesting_depth(line) > k_max_nesting) {
-    message.kind = MessageKind::too_deep;
-    return message;
-  }
   if (auto parsed = read_json_fast(line, message.content_hash)) {
     message.body = std::move(*parsed);
+  } else if (nesting_depth(line) > k_max_nesting) {
+    message.kind = MessageKind::too_deep;
+    return message;
   } else {
     message.body = parse_without_content(line, message.content_hash);
   }
@@ -490,16 +489,26 @@ ClientMessage parse_client_message(std::string_view line)
     message.kind = MessageKind::other;
     return message;
   }
-  const bool has_id = message.body.contains("id");
-  if (message.body.contains("method")) {
-    message.kind = has_id ? MessageKind::request : MessageKind::notification;
-    if (has_id) {
-      const auto& id = message.body["id"];
-      if (!id.is_string() && !id.is_number()) {
-        message.kind = MessageKind::bad_id;
-      }
+  const nlohmann::json* id = nullptr;
+  bool has_method = false;
+  bool has_answer = false;
+  for (const auto& [key, value] : message.body.get_ref<const nlohmann::json::object_t&>()) {
+    const std::string_view name = key;
+    if (name == "id") {
+      id = &value;
+    } else if (name == "method") {
+      has_method = true;
+    } else if (name == "result" || name == "error") {
+      has_answer = true;
     }
-  } else if (has_id && (message.body.contains("result") || message.body.contains("error"))) {
+  }
+  const bool has_id = id != nullptr;
+  if (has_method) {
+    message.kind = has_id ? MessageKind::request : MessageKind::notification;
+    if (has_id && !id->is_string() && !id->is_number()) {
+      message.kind = MessageKind::bad_id;
+    }
+  } else if (has_id && has_answer) {
     message.kind = MessageKind::response;
   } else {
     message.kind = MessageKind::other;
@@ -507,9 +516,40 @@ ClientMessage parse_client_message(std::string_view line)
   return message;
 }
 
+namespace {
+
+// Empties the arrays and objects inside `value`, innermost first, so that
+// each is destroyed with no members left to move.
+void empty_children(nlohmann::json& value)
+{
+  if (auto* object = value.get_ptr<nlohmann::json::object_t*>()) {
+    for (auto& member : *object) {
+      if (member.second.is_structured()) {
+        empty_children(member.second);
+      }
+    }
+    object->clear();
+  } else if (auto* array = value.get_ptr<nlohmann::json::array_t*>()) {
+    for (auto& element : *array) {
+      if (element.is_structured()) {
+        empty_children(element);
+      }
+    }
+    array->clear();
+  }
+}
+
+} // namespace
+
+void release_tree(nlohmann::json& tree)
+{
+  empty_children(tree);
+  tree = nullptr;
+}
+
 std::string_view method_of(const nlohmann::json& body)
 {
-  const auto found = body.find("method");
+  const auto found = body.find(std::string_view("method"));
   if (found == body.end() || !found->is_string()) {
     return {};
   }
@@ -528,6 +568,12 @@ std::string id_key(const nlohmann::json& id)
     const double value = id.get<double>();
     if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
       return std::to_string(static_cast<long long>(value));
+    }
+  }
+  if (const auto* text = id.get_ptr<const std::string*>()) {
+    const auto is_plain = [](char c) { return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\'; };
+    if (std::all_of(text->begin(), text->end(), is_plain)) {
+      return '"' + *text + '"'; // as dump() writes it, without building a serializer
     }
   }
   return id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -764,7 +810,7 @@ const nlohmann::json& member(const nlohmann::json& object, const char* key)
   if (!object.is_object()) {
     return k_null;
   }
-  const auto found = object.find(key);
+  const auto found = object.find(std::string_view(key));
   return found == object.end() ? k_null : *found;
 }
 
@@ -792,42 +838,63 @@ std::string error_response(const nlohmann::json& id, RpcError code, std::string_
 
 std::string request_the_server_drops(const nlohmann::json& request)
 {
-  const auto& version = member(request, "jsonrpc");
-  if (!version.is_string() || version.get_ref<const std::string&>() != "2.0") {
+  // One walk over the members, not a lookup for each: this runs on every
+  // request.
+  static const nlohmann::json k_null;
+  const nlohmann::json* version = &k_null;
+  const nlohmann::json* method = &k_null;
+  const nlohmann::json* params = nullptr;
+  const nlohmann::json* id = &k_null;
+  bool answer_member = false;
+  if (const auto* members = request.get_ptr<const nlohmann::json::object_t*>()) {
+    for (const auto& [key, value] : *members) {
+      const std::string_view name = key;
+      if (name == "jsonrpc") {
+        version = &value;
+      } else if (name == "method") {
+        method = &value;
+      } else if (name == "params") {
+        params = &value;
+      } else if (name == "id") {
+        id = &value;
+      } else if (name == "result" || name == "error") {
+        answer_member = true;
+      }
+    }
+  }
+  if (!version->is_string() || version->get_ref<const std::string&>() != "2.0") {
     return "\"jsonrpc\" must be \"2.0\"";
   }
-  if (!member(request, "method").is_string()) {
+  if (!method->is_string()) {
     return "\"method\" must be a string";
   }
-  if (request.contains("result") || request.contains("error")) {
+  if (answer_member) {
     return "a request has no \"result\" or \"error\"";
   }
-  if (request.contains("params")) {
-    const auto& params = request["params"];
-    if (!params.is_object()) {
+  if (params != nullptr) {
+    if (!params->is_object()) {
       return "\"params\" must be an object";
     }
-    if (params.contains("_meta")) {
-      const auto& meta = params["_meta"];
-      if (!meta.is_object()) {
+    const auto meta = params->find(std::string_view("_meta"));
+    if (meta != params->end()) {
+      if (!meta->is_object()) {
         return "\"params._meta\" must be an object";
       }
-      const auto& token = member(meta, "progressToken");
-      if (meta.contains("progressToken") && !token.is_string() && !token.is_number_integer()) {
+      const auto token = meta->find(std::string_view("progressToken"));
+      if (token != meta->end() && !token->is_string() && !token->is_number_integer()) {
         return "\"params._meta.progressToken\" must be a string or an integer";
       }
     }
   }
-  const auto& id = member(request, "id");
   constexpr std::int64_t k_max_safe_integer = (std::int64_t{1} << 53) - 1;
-  if (id.is_string()) {
+  if (id->is_string()) {
     return {};
   }
-  if (id.is_number_integer() && !id.is_number_unsigned()
-      && std::llabs(id.get<std::int64_t>()) <= k_max_safe_integer) {
+  if (id->is_number_integer() && !id->is_number_unsigned()
+      && std::llabs(id->get<std::int64_t>()) <= k_max_safe_integer) {
     return {};
   }
-  if (id.is_number_unsigned() && id.get<std::uint64_t>() <= std::uint64_t(k_max_safe_integer)) {
+  if (id->is_number_unsigned() && id->get<std::uint64_t>() <= std::uint64_t(k_max_safe_integer)) {
     return {};
   }
   return "the id must be a string or an integer of at most 2^53-1 in size";

@@ -44,6 +44,11 @@ struct ClientMessage {
 // content (see ClientMessage::content_hash).
 ClientMessage parse_client_message(std::string_view line);
 
+// Frees `tree` (nested at most k_max_nesting deep, as a parsed message is),
+// leaving it null. Cheaper than assigning null: nlohmann's destructor moves
+// every member of every array and object onto a heap-allocated stack first.
+void release_tree(nlohmann::json& tree);
+
 // The `method` of a parsed request or notification, or "" if absent.
 std::string_view method_of(const nlohmann::json& body);
 

@@ -79,7 +79,7 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     }
     Outbox out;
     session.guard.on_client_notification(std::move(line), message.body, out);
-    message.body = nullptr;
+    release_tree(message.body);
     co_await flush(session, out);
     co_return;
   }
@@ -91,7 +91,7 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     }
     Outbox out;
     session.guard.on_client_request(std::move(line), message.body, message.content_hash, out);
-    message.body = nullptr; // free the parsed copy before waiting on a slow peer
+    release_tree(message.body); // free the parsed copy before waiting on a slow peer
     co_await flush(session, out);
     co_return;
   }
@@ -101,14 +101,14 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     }
     Outbox out;
     session.guard.on_client_response(std::move(line), message.body, out);
-    message.body = nullptr;
+    release_tree(message.body);
     co_await flush(session, out);
     co_return;
   }
   case MessageKind::other:
     break;
   }
-  message.body = nullptr;
+  release_tree(message.body);
   if (!session.upstream.status()) {
     co_await send(session.upstream.input(), std::move(line));
   }

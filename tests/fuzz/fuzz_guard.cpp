@@ -38,14 +38,12 @@ void check(bool condition)
 // The fast reader must read exactly what nlohmann reads, or leave it alone.
 void check_fast_reader(std::string_view input)
 {
-  if (nesting_depth(input) > k_max_nesting) {
-    return;
-  }
   std::optional<ContentHash> content_hash;
   const auto fast = read_json_fast(input, content_hash);
   if (!fast) {
     return;
   }
+  check(nesting_depth(input) <= k_max_nesting); // what it reads needs no depth check
   auto full = nlohmann::json::parse(input, nullptr, false);
   check(!full.is_discarded());
   std::optional<ContentHash> expected;
@@ -70,7 +68,12 @@ void fuzz_client_message(std::string_view input)
   if (message.kind != MessageKind::request && message.kind != MessageKind::notification) {
     return;
   }
-  (void)id_key(message.body.contains("id") ? message.body["id"] : nlohmann::json());
+  const auto& id = member(message.body, "id");
+  if (id.is_string()) {
+    check(id_key(id) == id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  (void)id_key(id);
+  (void)request_the_server_drops(message.body);
   if (method_of(message.body) == "tools/call" && message.body.contains("params")) {
     const auto& params = message.body["params"];
     if (params.is_object() && params.contains("name") && params["name"].is_string()) {
@@ -79,6 +82,9 @@ void fuzz_client_message(std::string_view input)
       (void)call;
     }
   }
+  auto body = message.body;
+  release_tree(body);
+  check(body.is_null());
 }
 
 void fuzz_skim(std::string_view input)

@@ -91,6 +91,28 @@ TEST_SUITE("json_string")
     }
   }
 
+  TEST_CASE("a plain string ends at its quote; escapes, controls and non-ASCII are left to the decoder")
+  {
+    // Every length around the 8-byte steps, the odd byte at every offset.
+    for (std::size_t length = 0; length < 24; ++length) {
+      const std::string body(length, 'p');
+      const std::string text = body + "\"rest of the line";
+      CHECK(plain_string_end(text.data(), text.data() + text.size()) == text.data() + length);
+      CHECK(plain_string_end(body.data(), body.data() + body.size()) == nullptr); // no quote
+      for (const char odd : {'\\', '\x01', '\x1f', '\x7f', '\x80', '\xc3', '\xff'}) {
+        for (std::size_t at = 0; at < length; ++at) {
+          std::string with_odd = text;
+          with_odd[at] = odd;
+          CAPTURE(with_odd);
+          const char* end = plain_string_end(with_odd.data(), with_odd.data() + with_odd.size());
+          CHECK(end == (odd == '\x7f' ? with_odd.data() + length : nullptr));
+        }
+      }
+    }
+    const std::string after = R"(ab"c\d")";
+    CHECK(plain_string_end(after.data(), after.data() + after.size()) == after.data() + 2);
+  }
+
   TEST_CASE("random literals decode as the full parser reads them, or are left to it")
   {
     std::mt19937 random(20261122);

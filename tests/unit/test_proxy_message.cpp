@@ -99,6 +99,60 @@ TEST_SUITE("message")
     CHECK(method_of(message.body) == "tools/call");
   }
 
+  TEST_CASE("a valid line nested deeper than the limit is refused, one at the limit is read")
+  {
+    const auto nested = [](std::size_t depth) {
+      return R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"a":)" + std::string(depth - 2, '[')
+             + std::string(depth - 2, ']') + "}}";
+    };
+    const auto at_limit = parse_client_message(nested(k_max_nesting));
+    CHECK(at_limit.kind == MessageKind::request);
+    CHECK(at_limit.body["params"].contains("a"));
+    CHECK(parse_client_message(nested(k_max_nesting + 1)).kind == MessageKind::too_deep);
+  }
+
+  TEST_CASE("the rule a request breaks that makes the server drop it is named, the first one first")
+  {
+    const auto problem = [](const char* text) {
+      return request_the_server_drops(nlohmann::json::parse(text));
+    };
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"method":"m"})").empty());
+    CHECK(problem(R"({"jsonrpc":"2.0","id":"a","method":"m","params":{"_meta":{"progressToken":7}}})").empty());
+    CHECK(problem(R"({"jsonrpc":"2.0","id":-9007199254740991,"method":"m","params":{"_meta":{"progressToken":"t"}}})").empty());
+    CHECK(problem(R"({"jsonrpc":"2.0","id":9007199254740991,"method":"m","params":{"_meta":{}}})").empty());
+    CHECK(problem(R"({"id":1,"method":5,"result":1})") == R"("jsonrpc" must be "2.0")");
+    CHECK(problem(R"({"jsonrpc":2,"id":1,"method":"m"})") == R"("jsonrpc" must be "2.0")");
+    CHECK(problem("[1]") == R"("jsonrpc" must be "2.0")");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"result":1})") == R"("method" must be a string)");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"method":"m","error":{},"params":[]})")
+          == R"(a request has no "result" or "error")");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":[],"method":"m","params":null})") == R"("params" must be an object)");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":[]}})")
+          == R"("params._meta" must be an object)");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1.5,"method":"m","params":{"_meta":{"progressToken":1.5}}})")
+          == R"("params._meta.progressToken" must be a string or an integer)");
+    const std::string bad_id = "the id must be a string or an integer of at most 2^53-1 in size";
+    CHECK(problem(R"({"jsonrpc":"2.0","method":"m"})") == bad_id);
+    CHECK(problem(R"({"jsonrpc":"2.0","id":null,"method":"m"})") == bad_id);
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1.0,"method":"m"})") == bad_id);
+    CHECK(problem(R"({"jsonrpc":"2.0","id":9007199254740992,"method":"m"})") == bad_id);
+    CHECK(problem(R"({"jsonrpc":"2.0","id":-9007199254740992,"method":"m"})") == bad_id);
+  }
+
+  TEST_CASE("a released tree is null, however its arrays and objects nest")
+  {
+    auto tree = nlohmann::json::parse(
+      R"({"a":[1,{"b":[[],{},"s",[{"c":null}]]}],"d":{"e":{"f":"text longer than sixteen bytes"}}})");
+    release_tree(tree);
+    CHECK(tree.is_null());
+    auto deep = nlohmann::json::parse(std::string(k_max_nesting, '[') + std::string(k_max_nesting, ']'));
+    release_tree(deep);
+    CHECK(deep.is_null());
+    nlohmann::json text = "a string";
+    release_tree(text);
+    CHECK(text.is_null());
+  }
+
   TEST_CASE("ids that the peer echoes as equal get the same key")
   {
     CHECK(id_key(nlohmann::json(1)) == id_key(nlohmann::json(1.0)));
@@ -107,6 +161,12 @@ TEST_SUITE("message")
     CHECK(id_key(nlohmann::json(-7)) == "-7");
     CHECK(id_key(nlohmann::json(18446744073709551615ULL)) == "18446744073709551615");
     CHECK(id_key(nlohmann::json(2.5)) == "2.5");
+    for (const char* text : {"", "a b/c:1", "fsguard/7", "tab\t", "quote\"", "back\\slash", "\x7f",
+                             "caf\xc3\xa9", "bad\xff", "\x01"}) {
+      CAPTURE(text);
+      const nlohmann::json id(text);
+      CHECK(id_key(id) == id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
     // The same key from the raw text, parsed or not.
     for (const char* raw : {"0", "-0", "7", "-7", "007", "123456789012345678", "1234567890123456789",
                             "18446744073709551615", "18446744073709551616", "1.0", "1e3", "-1.5",
