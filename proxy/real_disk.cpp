@@ -111,7 +111,7 @@ Result<ContentDigest, DiskError> RealDisk::hash(const std::string& path)
   if (!file) {
     return file.error();
   }
-  return hash_open_file(file->fd, file->info.st_size);
+  return hash_open_file(file->fd, file->info.st_size, ReadTo::end);
 }
 
 Result<std::string, DiskError> RealDisk::read(const std::string& path)
@@ -150,13 +150,21 @@ ContentHash RealDisk::hash_of(std::string_view bytes)
   return hash_bytes(bytes);
 }
 
-Result<ContentDigest, DiskError> RealDisk::hash_open_file(int fd, off_t size)
+Result<ContentDigest, DiskError> RealDisk::hash_open_file(int fd, off_t size, ReadTo to)
 {
   m_hasher.reset();
   m_scanner.reset();
+  const bool to_size = to == ReadTo::size && size > 0;
   off_t total = 0;
   for (;;) {
-    const ssize_t count = ::read(fd, m_buffer.get(), k_chunk);
+    std::size_t want = k_chunk;
+    if (to_size) {
+      if (total >= size) {
+        break;
+      }
+      want = static_cast<std::size_t>(std::min<off_t>(size - total, k_chunk));
+    }
+    const ssize_t count = ::read(fd, m_buffer.get(), want);
     if (count < 0) {
       if (errno == EINTR) {
         continue;
@@ -197,7 +205,7 @@ Result<Fingerprint, DiskError> RealDisk::fingerprint(const std::string& path)
     if (file->info.st_size > max_hash_bytes()) {
       return DiskError{EFBIG};
     }
-    auto hash = hash_open_file(file->fd, file->info.st_size);
+    auto hash = hash_open_file(file->fd, file->info.st_size, ReadTo::end);
     if (!hash) {
       return hash.error();
     }
@@ -213,6 +221,40 @@ Result<Fingerprint, DiskError> RealDisk::fingerprint(const std::string& path)
     }
   }
   return DiskError{EAGAIN};
+}
+
+Result<Rehash, DiskError> RealDisk::hash_if_unchanged(const std::string& path,
+                                                      const FileStat& expected)
+{
+  if (!expected.is_regular()) {
+    return DiskError{EINVAL};
+  }
+  if (expected.size > max_hash_bytes()) {
+    return DiskError{EFBIG};
+  }
+  // No fstat before the read (one syscall fewer than fingerprint()): the
+  // fstat after it must give `expected`, so the file held still from when
+  // the caller took that stat until the read was done. What is read of a
+  // file that is not that one (a FIFO or a device renamed in meanwhile) is
+  // never used, and reading stops at the size `expected` gives.
+  RegularFile file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (file.fd < 0) {
+    return DiskError{errno};
+  }
+  auto digest = hash_open_file(file.fd, static_cast<off_t>(expected.size), ReadTo::size);
+  if (::fstat(file.fd, &file.info) != 0) {
+    return DiskError{errno};
+  }
+  Rehash rehash{stat_of(file.info), std::nullopt};
+  if (rehash.stat != expected) {
+    return rehash; // changed, or another file now: an error reading it says no more
+  }
+  if (!digest) {
+    return digest.error();
+  }
+  rehash.digest = *digest;
+  return rehash;
 }
 
 std::optional<std::int64_t> RealDisk::birth_seconds(const std::string& path)

@@ -24,11 +24,20 @@ public:
   // The hash then belongs to the stat of the file the path named at the
   // open, even if the path is replaced meanwhile.
   Result<Fingerprint, DiskError> fingerprint(const std::string& path) override;
+  // Opens the file once: read, then fstat on the one descriptor. The read
+  // stops at the size `expected` gives; the fstat tells a file that grew.
+  Result<Rehash, DiskError> hash_if_unchanged(const std::string& path,
+                                              const FileStat& expected) override;
 
 private:
-  // Hashes (and scans) the open regular file `fd` of `size` bytes (as
-  // fstat gave it).
-  Result<ContentDigest, DiskError> hash_open_file(int fd, off_t size);
+  // How far hash_open_file() reads.
+  enum class ReadTo {
+    end,  // until read() says the file ends
+    size, // no further than the size given, unless it is 0 (as /proc files claim)
+  };
+  // Hashes (and scans) the open regular file `fd` of `size` bytes (as a
+  // stat gave it), reading as far as `to` says.
+  Result<ContentDigest, DiskError> hash_open_file(int fd, off_t size, ReadTo to);
 
   static constexpr std::size_t k_chunk = 256 * 1024;
   // How far past its stat size a file may go on while it is hashed.

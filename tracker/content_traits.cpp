@@ -5,23 +5,68 @@
 
 #include "tracker/unicode.hpp"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace fsguard {
 
 namespace {
 
-// How many bytes from `at` on are ASCII, 32 at a time (most text is).
-std::size_t ascii_run(std::string_view bytes, std::size_t at)
+#if defined(__x86_64__)
+// Where the ASCII run from `at` ends, to within 64 bytes (SSE2 is in every
+// x86-64 CPU).
+std::size_t ascii_blocks_sse2(const char* data, std::size_t at, std::size_t size)
 {
-  constexpr std::uint64_t k_high_bits = 0x8080808080808080ULL;
-  std::size_t end = at;
-  while (end + 32 <= bytes.size()) {
-    std::uint64_t words[4];
-    std::memcpy(words, bytes.data() + end, sizeof words);
-    if (((words[0] | words[1] | words[2] | words[3]) & k_high_bits) != 0) {
+  while (at + 64 <= size) {
+    const auto* block = reinterpret_cast<const __m128i*>(data + at);
+    const __m128i any = _mm_or_si128(_mm_or_si128(_mm_loadu_si128(block), _mm_loadu_si128(block + 1)),
+                                     _mm_or_si128(_mm_loadu_si128(block + 2), _mm_loadu_si128(block + 3)));
+    if (_mm_movemask_epi8(any) != 0) {
       break;
     }
-    end += 32;
+    at += 64;
   }
+  return at;
+}
+
+// The same, to within 128 bytes, on a CPU with AVX2.
+__attribute__((target("avx2"))) std::size_t ascii_blocks_avx2(const char* data, std::size_t at,
+                                                              std::size_t size)
+{
+  while (at + 128 <= size) {
+    const auto* block = reinterpret_cast<const __m256i*>(data + at);
+    const __m256i any =
+      _mm256_or_si256(_mm256_or_si256(_mm256_loadu_si256(block), _mm256_loadu_si256(block + 1)),
+                      _mm256_or_si256(_mm256_loadu_si256(block + 2), _mm256_loadu_si256(block + 3)));
+    if (_mm256_movemask_epi8(any) != 0) {
+      break;
+    }
+    at += 128;
+  }
+  return at;
+}
+
+bool cpu_has_avx2()
+{
+  static const bool avx2 = __builtin_cpu_supports("avx2"); // a fact of the CPU, asked once
+  return avx2;
+}
+#endif
+
+// How many bytes from `at` on are ASCII (most text is): in vector blocks
+// where the CPU has them (4 KiB of ASCII in 400 instructions with AVX2, 900
+// with SSE2, 2,100 eight bytes at a time), then a word, then a byte at a time.
+std::size_t ascii_run(std::string_view bytes, std::size_t at)
+{
+  std::size_t end = at;
+#if defined(__x86_64__)
+  if (cpu_has_avx2()) {
+    end = ascii_blocks_avx2(bytes.data(), end, bytes.size());
+  }
+  end = ascii_blocks_sse2(bytes.data(), end, bytes.size());
+#endif
+  constexpr std::uint64_t k_high_bits = 0x8080808080808080ULL;
   while (end + 8 <= bytes.size()) {
     std::uint64_t word;
     std::memcpy(&word, bytes.data() + end, 8);

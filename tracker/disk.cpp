@@ -27,6 +27,20 @@ Result<Fingerprint, DiskError> Disk::fingerprint(const std::string& path)
   return take_fingerprint(*this, path);
 }
 
+Result<Rehash, DiskError> Disk::hash_if_unchanged(const std::string& path,
+                                                  const FileStat& expected)
+{
+  auto taken = fingerprint(path);
+  if (!taken) {
+    return taken.error();
+  }
+  Rehash rehash{taken->stat, std::nullopt};
+  if (taken->stat == expected) {
+    rehash.digest = ContentDigest{taken->hash, taken->traits};
+  }
+  return rehash;
+}
+
 Result<Fingerprint, DiskError> take_fingerprint(Disk& disk, const std::string& path)
 {
   // stat, hash, stat again: the hash belongs to the stat only if the file

@@ -30,6 +30,13 @@ struct DiskError {
   std::string describe() const;
 };
 
+// What Disk::hash_if_unchanged() found: the file's stat, taken after its
+// bytes were read, and their digest only if that stat is the one expected.
+struct Rehash {
+  FileStat stat;
+  std::optional<ContentDigest> digest;
+};
+
 class Disk {
 public:
   virtual ~Disk() = default;
@@ -65,6 +72,13 @@ public:
   // the one belongs to the other (see take_fingerprint, which this does
   // unless a Disk knows a cheaper way).
   virtual Result<Fingerprint, DiskError> fingerprint(const std::string& path);
+
+  // The digest of `path` if its stat, taken after one read of it, is still
+  // `expected`: a stat the caller took earlier and trusts (racy() clears
+  // it), so any write since shows in it and no stat before the read is
+  // needed. Never blocks on a FIFO.
+  virtual Result<Rehash, DiskError> hash_if_unchanged(const std::string& path,
+                                                      const FileStat& expected);
 
   // Files larger than `bytes` are never hashed: fingerprint() fails with
   // EFBIG, so file work on the one relay thread stays bounded.

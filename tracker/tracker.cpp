@@ -84,6 +84,11 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     partial_reason.clear();
   }
   const std::int64_t now = m_disk.now_ns();
+  // This stat tells a change during the read (the agent may have seen it
+  // torn: changed_during_read) from one after the answer (what it saw is
+  // known from the answer's text: Guard::settle_reads). settle() runs
+  // microseconds after the answer, within the same tick of the clock that
+  // stamps file times, so no ctime could tell the two apart there.
   if (const auto stat = m_disk.stat(path); stat && stat->is_regular() && start.stat
       && *start.stat == *stat && !start.hash && !racy(Fingerprint{*stat, {}, now})) {
     // It held still, and its stat can vouch for it: hash it later.
@@ -197,14 +202,16 @@ void Tracker::settle(const std::string& path)
   }
   ++m_generation;
   SeenRecord& record = found->second;
-  const auto now = m_disk.fingerprint(path);
+  // An owed record always has its trusted stat (finish_move settles first).
+  const auto now = record.trusted_stat ? m_disk.hash_if_unchanged(path, *record.trusted_stat)
+                                       : Result<Rehash, DiskError>(DiskError{ESTALE});
   if (!now) {
     // Gone or unreadable now: as for a read fingerprinted at once, fsguard
     // cannot vouch for what the agent saw.
     m_records.erase(found);
     return;
   }
-  if (!record.trusted_stat || now->stat != *record.trusted_stat) {
+  if (!now->digest) {
     // It changed after the agent's read: what the agent saw is gone, and no
     // stat may vouch for it any more.
     record.hash_state = HashState::lost;
@@ -212,9 +219,9 @@ void Tracker::settle(const std::string& path)
     record.earlier.reset();
     return;
   }
-  record.hash = now->hash;
+  record.hash = now->digest->hash;
   record.hash_state = HashState::known;
-  record.traits = now->traits;
+  record.traits = now->digest->traits;
   record.extent = extent_shown(record.extent, record.view, record.traits);
   if (record.extent == ReadExtent::partial) {
     record.whole_since = k_never;

@@ -119,4 +119,64 @@ TEST_SUITE("real_disk")
     CHECK(disk.fingerprint(root).error().error_number == EINVAL);
     fs::remove_all(root);
   }
+  TEST_CASE("hash_if_unchanged hashes a file only while it keeps the stat expected")
+  {
+    namespace fs = std::filesystem;
+    char pattern[] = "/tmp/fsguard-real-disk-XXXXXX";
+    REQUIRE(::mkdtemp(pattern) != nullptr);
+    const std::string root = pattern;
+    const std::string path = root + "/a.txt";
+    const std::string big(300 * 1024 + 7, 'b'); // more than one read of the hash buffer
+    RealDisk disk;
+    for (const std::string& content : {std::string("hello\n"), big, std::string()}) {
+      CAPTURE(content.size());
+      std::ofstream(path) << content;
+      const FileStat expected = disk.stat(path).value();
+      const auto same = disk.hash_if_unchanged(path, expected);
+      REQUIRE(same.ok());
+      CHECK(same->stat == expected);
+      REQUIRE(same->digest.has_value());
+      CHECK(same->digest->hash == hash_bytes(content));
+      CHECK(same->digest->hash == disk.fingerprint(path)->hash);
+    }
+
+    std::ofstream(path) << "hello\n";
+    const FileStat expected = disk.stat(path).value();
+    std::ofstream(path, std::ios::app) << "more\n"; // grown past the size expected
+    auto found = disk.hash_if_unchanged(path, expected);
+    REQUIRE(found.ok());
+    CHECK_FALSE(found->digest.has_value());
+    CHECK(found->stat == disk.stat(path).value());
+
+    std::ofstream(root + "/new.txt") << "hello\n"; // the same bytes, renamed over it
+    fs::rename(root + "/new.txt", path);
+    found = disk.hash_if_unchanged(path, expected);
+    REQUIRE(found.ok());
+    CHECK_FALSE(found->digest.has_value());
+
+    fs::remove(path); // a FIFO in its place: not read into a digest, and no wait
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    found = disk.hash_if_unchanged(path, expected);
+    REQUIRE(found.ok());
+    CHECK_FALSE(found->digest.has_value());
+    CHECK_FALSE(found->stat.is_regular());
+
+    fs::remove(path);
+    CHECK(disk.hash_if_unchanged(path, expected).error().error_number == ENOENT);
+    disk.set_max_hash_bytes(2);
+    CHECK(disk.hash_if_unchanged(path, expected).error().error_number == EFBIG);
+    fs::remove_all(root);
+  }
+
+  TEST_CASE("hash_if_unchanged reads a file that claims size 0 to its end, as /proc files do")
+  {
+    RealDisk disk;
+    const std::string path = "/proc/self/status";
+    const FileStat expected = disk.stat(path).value();
+    REQUIRE(expected.size == 0);
+    const auto found = disk.hash_if_unchanged(path, expected);
+    REQUIRE(found.ok());
+    REQUIRE(found->digest.has_value());
+    CHECK(found->digest->hash != hash_bytes("")); // its lines, not the 0 bytes it claims
+  }
 }

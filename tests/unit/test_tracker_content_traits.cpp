@@ -68,6 +68,27 @@ TEST_SUITE("content_traits")
     CHECK(traits_in_pieces("\r\r\n").bare_cr);
   }
 
+  TEST_CASE("a byte that is not ASCII is found wherever it lies in a long ASCII run")
+  {
+    // Runs of ASCII are skipped 128, 64 and 8 bytes at a time: a byte past
+    // 0x7F at every offset, at every alignment, must still be looked at.
+    for (std::size_t start = 0; start < 3; ++start) {
+      for (std::size_t at = start; at < 300; ++at) {
+        CAPTURE(start);
+        CAPTURE(at);
+        std::string text(300, 'a');
+        text[at] = '\xFF';
+        CHECK_FALSE(content_traits(std::string_view(text).substr(start)).valid_utf8);
+        text[at] = '\xC3'; // a lead byte cut short, or completed by "\xA9"
+        CHECK_FALSE(content_traits(std::string_view(text).substr(start)).valid_utf8);
+        if (at + 1 < text.size()) {
+          text[at + 1] = '\xA9';
+          CHECK(content_traits(std::string_view(text).substr(start)).valid_utf8);
+        }
+      }
+    }
+  }
+
   TEST_CASE("a scanner starts over after reset")
   {
     ContentScanner scanner;
