@@ -137,7 +137,7 @@ private:
         m_content_hash.reset(); // a repeated key replaces what the earlier one held
       }
       if (place == Place::arguments && key == "content") {
-        if (!read_content()) {
+        if (!read_content(depth)) {
           return false;
         }
       } else if (!read_value(slot(members, key), inner, depth)) {
@@ -165,8 +165,9 @@ private:
     return at->second;
   }
 
-  // params.arguments.content: hashed if a string, never kept.
-  bool read_content()
+  // params.arguments.content, at nesting `depth` (its object's): hashed if
+  // a string, never kept, and nested no deeper than any other value.
+  bool read_content(int depth)
   {
     m_content_hash.reset();
     if (m_at != m_end && *m_at == '"') {
@@ -180,7 +181,7 @@ private:
       return true;
     }
     nlohmann::json ignored;
-    return read_value(ignored, Place::elsewhere, 0);
+    return read_value(ignored, Place::elsewhere, depth);
   }
 
   bool read_array(nlohmann::json& out, int depth)

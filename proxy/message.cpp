@@ -891,7 +891,8 @@ std::string request_the_server_drops(const nlohmann::json& request)
     return {};
   }
   if (id->is_number_integer() && !id->is_number_unsigned()
-      && std::llabs(id->get<std::int64_t>()) <= k_max_safe_integer) {
+      && id->get<std::int64_t>() >= -k_max_safe_integer
+      && id->get<std::int64_t>() <= k_max_safe_integer) {
     return {};
   }
   if (id->is_number_unsigned() && id->get<std::uint64_t>() <= std::uint64_t(k_max_safe_integer)) {

@@ -111,6 +111,18 @@ TEST_SUITE("message")
     CHECK(parse_client_message(nested(k_max_nesting + 1)).kind == MessageKind::too_deep);
   }
 
+  TEST_CASE("a write's content counts toward the nesting limit like any other value")
+  {
+    // params.arguments is 3 deep: content nested k_max_nesting - 2 makes
+    // the line one too deep, and fsguard must refuse it, not relay it.
+    const auto with_content = [](std::size_t inner) {
+      return R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/x","content":)"
+             + std::string(inner, '[') + std::string(inner, ']') + "}}}";
+    };
+    CHECK(parse_client_message(with_content(k_max_nesting - 3)).kind == MessageKind::request);
+    CHECK(parse_client_message(with_content(k_max_nesting - 2)).kind == MessageKind::too_deep);
+  }
+
   TEST_CASE("the rule a request breaks that makes the server drop it is named, the first one first")
   {
     const auto problem = [](const char* text) {
@@ -137,6 +149,7 @@ TEST_SUITE("message")
     CHECK(problem(R"({"jsonrpc":"2.0","id":1.0,"method":"m"})") == bad_id);
     CHECK(problem(R"({"jsonrpc":"2.0","id":9007199254740992,"method":"m"})") == bad_id);
     CHECK(problem(R"({"jsonrpc":"2.0","id":-9007199254740992,"method":"m"})") == bad_id);
+    CHECK(problem(R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"m"})") == bad_id); // no |x|
   }
 
   TEST_CASE("a released tree is null, however its arrays and objects nest")
