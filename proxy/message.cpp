@@ -556,6 +556,17 @@ std::string_view method_of(const nlohmann::json& body)
   return found->get_ref<const std::string&>();
 }
 
+namespace {
+
+// Whether dump() writes `c`, inside a string, as it is: printable ASCII
+// other than a quote or a backslash.
+bool dumped_as_is(char c)
+{
+  return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\';
+}
+
+} // namespace
+
 std::string id_key(const nlohmann::json& id)
 {
   if (id.is_number_unsigned()) {
@@ -571,8 +582,7 @@ std::string id_key(const nlohmann::json& id)
     }
   }
   if (const auto* text = id.get_ptr<const std::string*>()) {
-    const auto is_plain = [](char c) { return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\'; };
-    if (std::all_of(text->begin(), text->end(), is_plain)) {
+    if (std::all_of(text->begin(), text->end(), dumped_as_is)) {
       return '"' + *text + '"'; // as dump() writes it, without building a serializer
     }
   }
@@ -587,9 +597,8 @@ std::string id_key_of_raw(std::string_view raw_id)
       && (digits.front() != '0' || raw_id == "0")) {
     return std::string(raw_id); // an integer that std::to_string prints back as it is
   }
-  const auto is_plain = [](char c) { return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\'; };
   if (raw_id.size() >= 2 && raw_id.front() == '"' && raw_id.back() == '"'
-      && std::all_of(raw_id.begin() + 1, raw_id.end() - 1, is_plain)) {
+      && std::all_of(raw_id.begin() + 1, raw_id.end() - 1, dumped_as_is)) {
     return std::string(raw_id); // a string that dump() writes back as it is
   }
   auto id = nlohmann::json::parse(raw_id, nullptr, false);
