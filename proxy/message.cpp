@@ -813,14 +813,24 @@ std::optional<std::string_view> skim_content_argument(std::string_view line)
   return content;
 }
 
-const nlohmann::json& member(const nlohmann::json& object, const char* key)
+namespace {
+
+// The null value that lookups of absent members refer to.
+const nlohmann::json& null_value()
 {
   static const nlohmann::json k_null;
+  return k_null;
+}
+
+} // namespace
+
+const nlohmann::json& member(const nlohmann::json& object, const char* key)
+{
   if (!object.is_object()) {
-    return k_null;
+    return null_value();
   }
   const auto found = object.find(std::string_view(key));
-  return found == object.end() ? k_null : *found;
+  return found == object.end() ? null_value() : *found;
 }
 
 std::string joined(const std::vector<std::string>& words, std::string_view separator)
@@ -849,11 +859,10 @@ std::string request_the_server_drops(const nlohmann::json& request)
 {
   // One walk over the members, not a lookup for each: this runs on every
   // request.
-  static const nlohmann::json k_null;
-  const nlohmann::json* version = &k_null;
-  const nlohmann::json* method = &k_null;
+  const nlohmann::json* version = &null_value();
+  const nlohmann::json* method = &null_value();
   const nlohmann::json* params = nullptr;
-  const nlohmann::json* id = &k_null;
+  const nlohmann::json* id = &null_value();
   bool answer_member = false;
   if (const auto* members = request.get_ptr<const nlohmann::json::object_t*>()) {
     for (const auto& [key, value] : *members) {
