@@ -2,6 +2,10 @@
 
 #include <utf8proc.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -37,10 +41,54 @@ std::uint64_t special_bytes(std::uint64_t word)
   return non_ascii | control | quote | backslash;
 }
 
-// Whether any of the 8 bytes in `word` needs a closer look.
-bool any_special_byte(std::uint64_t word)
+// Whether `byte` stands for itself in a JSON string and in UTF-8 alike:
+// printable ASCII other than a quote or a backslash.
+bool is_plain(Byte byte)
 {
-  return special_bytes(word) != 0;
+  return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+}
+
+// Skips plain bytes 16 at a time (SSE2, which every x86-64 CPU has); stops
+// at the first byte that is not plain, or where fewer than 16 are left.
+const Byte* skip_plain_blocks(const Byte* at, const Byte* end)
+{
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - at >= 16) {
+    const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    // A signed compare: bytes from 0x80 up are negative, so "below a space"
+    // finds control characters and non-ASCII bytes at once.
+    const __m128i special = _mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash)),
+      _mm_cmplt_epi8(block, space));
+    if (const int mask = _mm_movemask_epi8(special); mask != 0) {
+      return at + std::countr_zero(static_cast<unsigned>(mask));
+    }
+    at += 16;
+  }
+#endif
+  return at;
+}
+
+// The first byte from `at` that is not plain, or `end`.
+const Byte* next_special_byte(const Byte* at, const Byte* end)
+{
+  static_assert(std::endian::native == std::endian::little, "the first special byte is the lowest");
+  at = skip_plain_blocks(at, end);
+  while (end - at >= 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, at, sizeof word);
+    if (const std::uint64_t special = special_bytes(word); special != 0) {
+      return at + std::countr_zero(special) / 8;
+    }
+    at += 8;
+  }
+  while (at < end && is_plain(*at)) {
+    ++at;
+  }
+  return at;
 }
 
 // Writes the UTF-8 form of `code_point` to `out`; returns its length.
@@ -92,60 +140,76 @@ std::size_t decode_escape(const Byte* at, const Byte* end, Byte* out, std::size_
 
 const char* plain_string_end(const char* begin, const char* end_of_text)
 {
-  static_assert(std::endian::native == std::endian::little, "the first special byte is the lowest");
-  const auto* at = reinterpret_cast<const Byte*>(begin);
   const auto* const end = reinterpret_cast<const Byte*>(end_of_text);
-  for (;;) {
-    if (end - at >= 8) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, at, sizeof word);
-      const std::uint64_t special = special_bytes(word);
-      if (special == 0) {
-        at += 8;
-        continue;
-      }
-      at += std::countr_zero(special) / 8;
-    } else {
-      while (at < end && *at >= 0x20 && *at < 0x80 && *at != '"' && *at != '\\') {
-        ++at;
-      }
-      if (at == end) {
-        return nullptr;
+  const Byte* at = next_special_byte(reinterpret_cast<const Byte*>(begin), end);
+  return at != end && *at == '"' ? reinterpret_cast<const char*>(at) : nullptr;
+}
+
+namespace {
+
+// Gathers the pieces a decoded string comes in (runs of plain bytes between
+// escapes, and the escapes' bytes) and hands them on in blocks: a sink that
+// hashes pays per call, and a text with a newline every 80 bytes would
+// otherwise call it twice per line.
+class StagedSink {
+public:
+  explicit StagedSink(ByteSink& sink) : m_sink(sink) {}
+  StagedSink(const StagedSink&) = delete;
+  StagedSink& operator=(const StagedSink&) = delete;
+  ~StagedSink() = default;
+
+  void append(const Byte* bytes, std::size_t size)
+  {
+    if (m_used + size > m_block.size()) {
+      flush();
+      if (size > m_block.size() / 2) {
+        m_sink.append(reinterpret_cast<const char*>(bytes), size);
+        return;
       }
     }
-    return *at == '"' ? reinterpret_cast<const char*>(at) : nullptr;
+    std::memcpy(m_block.data() + m_used, bytes, size);
+    m_used += size;
   }
-}
+
+  void flush()
+  {
+    if (m_used > 0) {
+      m_sink.append(reinterpret_cast<const char*>(m_block.data()), m_used);
+      m_used = 0;
+    }
+  }
+
+private:
+  ByteSink& m_sink;
+  std::array<Byte, 4096> m_block;
+  std::size_t m_used = 0;
+};
+
+} // namespace
 
 const char* decode_json_string(const char* begin, const char* end_of_text, ByteSink& sink)
 {
   const auto* at = reinterpret_cast<const Byte*>(begin);
   const auto* const end = reinterpret_cast<const Byte*>(end_of_text);
+  StagedSink staged(sink);
   const Byte* run = at; // the start of bytes passed on as they stand
   const auto pass_run = [&](const Byte* until) {
     if (until > run) {
-      sink.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(until - run));
+      staged.append(run, static_cast<std::size_t>(until - run));
     }
   };
-  while (at < end) {
-    while (end - at >= 8) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, at, sizeof word);
-      if (any_special_byte(word)) {
-        break;
-      }
-      at += 8;
-    }
-    if (at >= end) {
-      break;
+  for (;;) {
+    at = next_special_byte(at, end);
+    if (at == end) {
+      return nullptr; // no closing quote
     }
     const Byte byte = *at;
-    if (byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\') {
-      ++at;
-    } else if (byte == '"') {
+    if (byte == '"') {
       pass_run(at);
+      staged.flush();
       return reinterpret_cast<const char*>(at + 1);
-    } else if (byte >= 0x80) {
+    }
+    if (byte >= 0x80) {
       const Utf8Sequence sequence = utf8_sequence(
         std::string_view(reinterpret_cast<const char*>(at), static_cast<std::size_t>(end - at)), 0);
       if (!sequence.valid) {
@@ -160,14 +224,13 @@ const char* decode_json_string(const char* begin, const char* end_of_text, ByteS
       if (used == 0) {
         return nullptr;
       }
-      sink.append(reinterpret_cast<const char*>(decoded.data()), written);
+      staged.append(decoded.data(), written);
       at += used;
       run = at;
     } else {
       return nullptr; // a control character
     }
   }
-  return nullptr; // no closing quote
 }
 
 } // namespace fsguard

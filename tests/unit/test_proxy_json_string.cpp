@@ -93,8 +93,8 @@ TEST_SUITE("json_string")
 
   TEST_CASE("a plain string ends at its quote; escapes, controls and non-ASCII are left to the decoder")
   {
-    // Every length around the 8-byte steps, the odd byte at every offset.
-    for (std::size_t length = 0; length < 24; ++length) {
+    // Every length around the 16- and 8-byte steps, the odd byte at every offset.
+    for (std::size_t length = 0; length < 72; ++length) {
       const std::string body(length, 'p');
       const std::string text = body + "\"rest of the line";
       CHECK(plain_string_end(text.data(), text.data() + text.size()) == text.data() + length);
@@ -111,6 +111,35 @@ TEST_SUITE("json_string")
     }
     const std::string after = R"(ab"c\d")";
     CHECK(plain_string_end(after.data(), after.data() + after.size()) == after.data() + 2);
+  }
+
+  TEST_CASE("long literals decode whole, with an escape or a multi-byte character at every offset")
+  {
+    for (std::size_t length = 0; length < 72; ++length) {
+      for (const std::string odd : {"\\n", "\\\"", "\\u20ac", "\xC3\xA9", "\xF0\x9F\x98\x80"}) {
+        for (std::size_t at = 0; at <= length; ++at) {
+          const std::string literal =
+            "\"" + std::string(at, 'a') + odd + std::string(length - at, 'b') + "\"";
+          CAPTURE(literal);
+          const auto text = decoded(literal);
+          REQUIRE(text.has_value());
+          CHECK(*text == *reference_text(literal));
+        }
+      }
+    }
+    // Past the blocks the decoder hands on at once (4 KiB), in pieces of
+    // every size: many short runs, and runs longer than a block.
+    for (const std::size_t run : {1, 15, 16, 17, 100, 2047, 2048, 2049, 5000}) {
+      std::string literal = "\"";
+      while (literal.size() < 20'000) {
+        literal += std::string(run, 'x') + "\\n" + "\xC3\xA9";
+      }
+      literal += "\"";
+      CAPTURE(run);
+      const auto text = decoded(literal);
+      REQUIRE(text.has_value());
+      CHECK(*text == *reference_text(literal));
+    }
   }
 
   TEST_CASE("random literals decode as the full parser reads them, or are left to it")
