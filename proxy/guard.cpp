@@ -138,6 +138,11 @@ void Guard::set_settings(GuardSettings settings)
 
 void Guard::settle_reads()
 {
+  for (const auto& shown : m_shown_texts) {
+    if (shown.read) {
+      settle_from_answer(shown);
+    }
+  }
   m_tracker.settle_reads();
   // Decoded here, after the answer went on: the agent does not wait for it.
   for (auto& shown : m_shown_texts) {
@@ -164,6 +169,23 @@ void Guard::settle_reads()
     }
   }
   m_shown_texts.clear();
+}
+
+void Guard::settle_from_answer(const ShownText& shown)
+{
+  const SeenRecord* record = m_tracker.find(shown.file);
+  if (record == nullptr || record->hash_state != HashState::owed) {
+    return;
+  }
+  auto text = decoded_json_string(shown.raw(), m_kept.budget().file_bytes);
+  if (!text || text->find("\xEF\xBF\xBD") != std::string::npos) {
+    return; // the server may have put U+FFFD for bytes that are not UTF-8: hash the file
+  }
+  const ContentDigest digest{m_disk.hash_of(*text), content_traits(*text)};
+  if (m_tracker.settle_from_text(shown.file, shown.shown_at, digest,
+                                 static_cast<std::int64_t>(text->size()))) {
+    keep_text(digest.hash, std::move(*text));
+  }
 }
 
 void Guard::keep_text(const ContentHash& hash, std::string text)
@@ -1368,7 +1390,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       // confirmed that it is the file's content.
       const auto raw = skim_first_text(skimmed);
       if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
-        m_shown_texts.push_back(ShownText{*call.files.front(), {}, *raw, true});
+        m_shown_texts.push_back(ShownText{*call.files.front(), {}, *raw, true, shown_at});
       }
     }
     break;

@@ -182,6 +182,7 @@ private:
     std::string owned;
     std::string_view in_answer;
     bool read = false;
+    std::uint64_t shown_at = 0; // a read's: the moment its answer was shown
     std::string_view raw() const { return owned.empty() ? in_answer : std::string_view(owned); }
   };
   // What fsguard showed the agent of `file` in its own text at `shown`,
@@ -326,6 +327,10 @@ private:
   std::string cause_of(const std::string& file, const SeenRecord* record,
                        const ContentHash& current) const;
   void keep_text(const ContentHash& hash, std::string text);
+  // Pays the hash the read that showed `shown` owes with the text itself,
+  // when it is the file's bytes exactly (Tracker::settle_from_text), and
+  // keeps that text: the file is not read again.
+  void settle_from_answer(const ShownText& shown);
   // Records what fsguard showed the agent in its own texts, once
   // k_take_in_time has passed at `now`.
   void take_in_shown(Clock::time_point now);

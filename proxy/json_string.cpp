@@ -147,89 +147,134 @@ const char* plain_string_end(const char* begin, const char* end_of_text)
 
 namespace {
 
-// Gathers the pieces a decoded string comes in (runs of plain bytes between
-// escapes, and the escapes' bytes) and hands them on in blocks: a sink that
-// hashes pays per call, and a text with a newline every 80 bytes would
-// otherwise call it twice per line.
-class StagedSink {
-public:
-  explicit StagedSink(ByteSink& sink) : m_sink(sink) {}
-  StagedSink(const StagedSink&) = delete;
-  StagedSink& operator=(const StagedSink&) = delete;
-  ~StagedSink() = default;
-
-  void append(const Byte* bytes, std::size_t size)
-  {
-    if (m_used + size > m_block.size()) {
-      flush();
-      if (size > m_block.size() / 2) {
-        m_sink.append(reinterpret_cast<const char*>(bytes), size);
-        return;
-      }
-    }
-    std::memcpy(m_block.data() + m_used, bytes, size);
-    m_used += size;
-  }
-
-  void flush()
-  {
-    if (m_used > 0) {
-      m_sink.append(reinterpret_cast<const char*>(m_block.data()), m_used);
-      m_used = 0;
-    }
-  }
-
-private:
-  ByteSink& m_sink;
-  std::array<Byte, 4096> m_block;
-  std::size_t m_used = 0;
+enum class ChunkEnd {
+  closed,  // the closing quote was reached
+  full,    // `room` bytes were written; more follow
+  invalid, // the string is malformed or needs the full parser
 };
 
-} // namespace
+struct Chunk {
+  const Byte* at = nullptr; // where decoding stopped (past the quote if closed)
+  std::size_t written = 0;
+  ChunkEnd end = ChunkEnd::invalid;
+};
 
-const char* decode_json_string(const char* begin, const char* end_of_text, ByteSink& sink)
+// What each two-character escape ("\\n") stands for, by its second
+// character; 0 where it is not one ("\\u" has four hex digits to read).
+constexpr std::array<Byte, 256> k_simple_escapes = [] {
+  std::array<Byte, 256> table{};
+  table['"'] = '"';
+  table['\\'] = '\\';
+  table['/'] = '/';
+  table['b'] = '\b';
+  table['f'] = '\f';
+  table['n'] = '\n';
+  table['r'] = '\r';
+  table['t'] = '\t';
+  return table;
+}();
+
+// Bytes a chunk may write past `room`: a whole block, stored before it is
+// known how much of it is plain.
+constexpr std::size_t k_slack = 16;
+
+// Decodes the string body from `at` into `out` until its closing quote, or
+// until `room` bytes are written. `out` holds `room` + k_slack bytes: plain
+// bytes are copied a block of 16 at a time, and the block is stored whole
+// before its first special byte is found, so a run of plain text costs no
+// call and no byte loop.
+Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
 {
-  const auto* at = reinterpret_cast<const Byte*>(begin);
-  const auto* const end = reinterpret_cast<const Byte*>(end_of_text);
-  StagedSink staged(sink);
-  const Byte* run = at; // the start of bytes passed on as they stand
-  const auto pass_run = [&](const Byte* until) {
-    if (until > run) {
-      staged.append(run, static_cast<std::size_t>(until - run));
-    }
-  };
+  std::size_t written = 0;
   for (;;) {
-    at = next_special_byte(at, end);
+    if (written >= room) {
+      return {at, written, ChunkEnd::full};
+    }
+#if defined(__SSE2__)
+    if (end - at >= 16) {
+      const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + written), block);
+      const __m128i special = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(block, _mm_set1_epi8('"')),
+                     _mm_cmpeq_epi8(block, _mm_set1_epi8('\\'))),
+        _mm_cmplt_epi8(block, _mm_set1_epi8(0x20))); // signed: non-ASCII too
+      const int mask = _mm_movemask_epi8(special);
+      const std::size_t plain = mask == 0 ? 16 : static_cast<std::size_t>(std::countr_zero(
+                                                   static_cast<unsigned>(mask)));
+      at += plain;
+      written += plain;
+      if (mask == 0) {
+        continue;
+      }
+    } else
+#endif
+    if (at < end && is_plain(*at)) {
+      out[written++] = *at++;
+      continue;
+    }
+    if (written >= room) {
+      return {at, written, ChunkEnd::full}; // the block ran past `room`: the rest in the next chunk
+    }
     if (at == end) {
-      return nullptr; // no closing quote
+      return {at, written, ChunkEnd::invalid}; // no closing quote
     }
     const Byte byte = *at;
     if (byte == '"') {
-      pass_run(at);
-      staged.flush();
-      return reinterpret_cast<const char*>(at + 1);
+      return {at + 1, written, ChunkEnd::closed};
     }
     if (byte >= 0x80) {
       const Utf8Sequence sequence = utf8_sequence(
         std::string_view(reinterpret_cast<const char*>(at), static_cast<std::size_t>(end - at)), 0);
       if (!sequence.valid) {
-        return nullptr;
+        return {at, written, ChunkEnd::invalid};
       }
+      std::memcpy(out + written, at, sequence.length); // at most 4 bytes: within the slack
       at += sequence.length;
+      written += sequence.length;
     } else if (byte == '\\') {
-      pass_run(at);
-      std::array<Byte, 4> decoded{};
-      std::size_t written = 0;
-      const std::size_t used = decode_escape(at, end, decoded.data(), written);
-      if (used == 0) {
-        return nullptr;
+      if (end - at >= 2) {
+        if (const Byte simple = k_simple_escapes[at[1]]; simple != 0) {
+          out[written++] = simple; // "\n" and its kind: by far the most common
+          at += 2;
+          continue;
+        }
       }
-      staged.append(decoded.data(), written);
+      std::size_t decoded = 0;
+      const std::size_t used = decode_escape(at, end, out + written, decoded);
+      if (used == 0) {
+        return {at, written, ChunkEnd::invalid};
+      }
       at += used;
-      run = at;
+      written += decoded;
     } else {
-      return nullptr; // a control character
+      return {at, written, ChunkEnd::invalid}; // a control character
     }
+  }
+}
+
+} // namespace
+
+const char* decode_json_string(const char* begin, const char* end_of_text, ByteSink& sink)
+{
+  // Decoded a block at a time and handed on in blocks: a sink that hashes
+  // pays per call, and a text with a newline every 80 bytes would otherwise
+  // call it twice per line.
+  constexpr std::size_t k_room = 4096;
+  std::array<Byte, k_room + k_slack> block;
+  const auto* at = reinterpret_cast<const Byte*>(begin);
+  const auto* const end = reinterpret_cast<const Byte*>(end_of_text);
+  for (;;) {
+    const Chunk chunk = decode_chunk(at, end, block.data(), k_room);
+    if (chunk.end == ChunkEnd::invalid) {
+      return nullptr;
+    }
+    if (chunk.written > 0) {
+      sink.append(reinterpret_cast<const char*>(block.data()), chunk.written);
+    }
+    if (chunk.end == ChunkEnd::closed) {
+      return reinterpret_cast<const char*>(chunk.at);
+    }
+    at = chunk.at;
   }
 }
 

@@ -219,9 +219,32 @@ void Tracker::settle(const std::string& path)
     record.earlier.reset();
     return;
   }
-  record.hash = now->digest->hash;
+  settle_with(record, *now->digest);
+}
+
+bool Tracker::settle_from_text(const std::string& path, std::uint64_t shown_at,
+                               const ContentDigest& digest, std::int64_t size)
+{
+  const auto found = m_records.find(path);
+  if (found == m_records.end()) {
+    return false;
+  }
+  SeenRecord& record = found->second;
+  if (record.hash_state != HashState::owed || record.known_since != shown_at
+      || record.extent != ReadExtent::whole || record.view != ReadView::utf8_text
+      || !record.trusted_stat || record.trusted_stat->size != size) {
+    return false;
+  }
+  ++m_generation;
+  settle_with(record, digest);
+  return true;
+}
+
+void Tracker::settle_with(SeenRecord& record, const ContentDigest& digest)
+{
+  record.hash = digest.hash;
   record.hash_state = HashState::known;
-  record.traits = now->digest->traits;
+  record.traits = digest.traits;
   record.extent = extent_shown(record.extent, record.view, record.traits);
   if (record.extent == ReadExtent::partial) {
     record.whole_since = k_never;

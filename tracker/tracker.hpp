@@ -150,6 +150,18 @@ public:
   // recorded as unknown content, and a write to it is vetoed as changed.
   void settle_reads();
 
+  // Pays the hash that the read of `path` shown at moment `shown_at` owes
+  // with the text its answer showed, `digest` of `size` bytes, instead of
+  // reading the file again: the file held still from before the read was
+  // forwarded until its answer came (its stat, outside the racy window,
+  // vouched for that in finish_read()), so the bytes the server read are
+  // the bytes on disk at that stat. Only for a text the caller knows to be
+  // the file's bytes exactly (a whole read through a UTF-8 view, nothing
+  // replaced); `size` must be the stat's size. Returns whether it was
+  // taken; if not, settle_reads() hashes the file as before.
+  bool settle_from_text(const std::string& path, std::uint64_t shown_at,
+                        const ContentDigest& digest, std::int64_t size);
+
   // Decides whether a `kind` write of `path`, sent by the agent at moment
   // `sent_at`, may go ahead: nothing if it may, the veto otherwise. Content
   // the agent came to know only after it sent the call licenses nothing.
@@ -223,6 +235,8 @@ public:
 
 private:
   void settle(const std::string& path);
+  // Gives the owed `record` the content `digest`.
+  static void settle_with(SeenRecord& record, const ContentDigest& digest);
   // What the clean record of `path` knew, if any.
   std::optional<EarlierView> earlier_view(const std::string& path) const;
   // Keeps the earlier moments in `record` if it shows the same content as

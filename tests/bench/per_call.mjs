@@ -14,7 +14,9 @@
 // the calls, one at a time, each awaited) through fsguard in front of the
 // pinned server-filesystem, once with N calls and once with 2N, and reports
 // (count(2N) - count(N)) / N: start-up and shutdown cancel out. Every call
-// is on a file of its own, written more than 2 s before the first call, so
+// is on a file of its own, with a text of its own (as an agent's files are;
+// a text fsguard keeps already would not be decoded again), written more
+// than 2 s before the first call, so
 // no check falls in the racy window. Only fsguard is counted: callgrind runs
 // with --trace-children=no; strace follows fsguard's fork only until the
 // upstream's execve.
@@ -97,8 +99,10 @@ function populate(dir, kind, count) {
     for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(dir, `e${i}.txt`), 'x');
     return;
   }
-  const body = kind === 'read1m' ? text(MiB, kind) : text(4 * KiB, kind);
-  for (let i = 0; i < count; i++) fs.writeFileSync(path.join(dir, `f${i}.txt`), body);
+  // Each file its own text, as an agent's files are: a text fsguard has
+  // seen before would be found among the texts it keeps.
+  const size = kind === 'read1m' ? MiB : 4 * KiB;
+  for (let i = 0; i < count; i++) fs.writeFileSync(path.join(dir, `f${i}.txt`), text(size, `${kind} ${i}`));
 }
 
 // The requests of a run of `count` calls of `kind` in `dir`.

@@ -997,6 +997,41 @@ TEST_SUITE("guard: stale changes")
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
   }
 
+  TEST_CASE("a read's answer pays the hash it owes when it shows the file's bytes: the file is not read again")
+  {
+    Session s;
+    const std::string text = numbered_lines(10);
+    s.disk.write("/ws/a.txt", text);
+    s.disk.advance(3'000'000'000LL); // old enough for the stat to vouch: the hash is owed
+    const int before = s.disk.hash_calls;
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    s.answer_text(1, text);
+    CHECK(s.disk.hash_calls == before);
+    const SeenRecord* record = s.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->hash_state == HashState::known);
+    CHECK(record->hash == s.disk.hash_of(text));
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+
+  TEST_CASE("an answer with U+FFFD is not taken for the file's bytes, even at the file's length")
+  {
+    // A cut four-byte sequence (3 bytes) shows as one U+FFFD (3 bytes): the
+    // answer has the file's length, not its bytes. Taken for them, the
+    // write would pass as if the file were valid text, and lose the bytes.
+    Session s;
+    s.disk.write("/ws/a.txt", "a\xF0\x90\x80\n");
+    s.disk.advance(3'000'000'000LL);
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    s.answer_text(1, "a\xEF\xBF\xBD\n");
+    const SeenRecord* record = s.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->hash == s.disk.hash_of("a\xF0\x90\x80\n"));
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    CHECK(s.answered(2) == "lossy_read");
+  }
+
   TEST_CASE("a changed veto stays under 8 KiB by default, however large the change")
   {
     Session s;

@@ -674,3 +674,72 @@ TEST_SUITE("tracker: saved records")
     CHECK(f.tracker.generation() > after_read);
   }
 }
+
+TEST_SUITE("tracker: a read settled from its answer's text")
+{
+  // A whole read of k_file, outside the racy window, whose answer was shown
+  // at moment `shown_at`: its hash is owed.
+  void read_owed(Fixture& f, std::uint64_t shown_at, ReadExtent extent = ReadExtent::whole,
+                 ReadView view = ReadView::utf8_text)
+  {
+    const ReadStart start = f.tracker.begin_read(k_file);
+    f.tracker.finish_read(k_file, start, extent, view, {}, shown_at);
+  }
+
+  ContentDigest digest_of(Fixture& f, const std::string& text)
+  {
+    return ContentDigest{f.disk.hash_of(text), content_traits(text)};
+  }
+
+  TEST_CASE("a read that held still is settled from the text its answer showed: the file is not read again")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    read_owed(f, 7);
+    const int hashes = f.disk.hash_calls;
+    CHECK(f.tracker.settle_from_text(k_file, 7, digest_of(f, "hello\n"), 6));
+    f.tracker.settle_reads();
+    CHECK(f.disk.hash_calls == hashes);
+    const SeenRecord* record = f.tracker.find(k_file);
+    REQUIRE(record != nullptr);
+    CHECK(record->hash_state == HashState::known);
+    CHECK(record->hash == f.disk.hash_of("hello\n"));
+    CHECK(record->extent == ReadExtent::whole);
+    CHECK_FALSE(f.overwrite().has_value());
+    f.disk.advance(k_later);
+    f.disk.write(k_file, "changed\n"); // a change after the read is still caught
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+  }
+
+  TEST_CASE("a text that may not be the file's bytes, or not this read's, leaves the hash to the file")
+  {
+    const auto refused = [](std::uint64_t shown_at, std::int64_t size, ReadExtent extent,
+                            ReadView view) {
+      Fixture f;
+      f.disk.advance(k_later);
+      read_owed(f, 7, extent, view);
+      const bool taken = f.tracker.settle_from_text(k_file, shown_at, digest_of(f, "other!"), size);
+      const int hashes = f.disk.hash_calls;
+      f.tracker.settle_reads();
+      const SeenRecord* record = f.tracker.find(k_file);
+      REQUIRE(record != nullptr);
+      // The record holds what the disk holds, whatever the text said.
+      CHECK((record->hash_state != HashState::known || record->hash == f.disk.hash_of("hello\n")));
+      return !taken && (f.disk.hash_calls > hashes || record->hash_state != HashState::owed);
+    };
+    CHECK(refused(7, 5, ReadExtent::whole, ReadView::utf8_text));   // not the stat's size
+    CHECK(refused(8, 6, ReadExtent::whole, ReadView::utf8_text));   // another read's answer
+    CHECK(refused(7, 6, ReadExtent::partial, ReadView::utf8_text)); // a head/tail read
+    CHECK(refused(7, 6, ReadExtent::whole, ReadView::bytes));       // base64, not text
+  }
+
+  TEST_CASE("a read in the racy window or one that saw the file change owes no hash to settle")
+  {
+    Fixture f; // k_file was written just now: racy, fingerprinted at once
+    read_owed(f, 7);
+    CHECK_FALSE(f.tracker.settle_from_text(k_file, 7, digest_of(f, "other!"), 6));
+    const SeenRecord* record = f.tracker.find(k_file);
+    REQUIRE(record != nullptr);
+    CHECK(record->hash == f.disk.hash_of("hello\n"));
+  }
+}
