@@ -530,12 +530,13 @@ void Guard::drop_partial_check(std::uint64_t number)
 
 void Guard::mark_file_busy(const std::string& file, int delta, ToolRole role)
 {
-  auto& busy = m_busy[file];
+  const auto entry = m_busy.try_emplace(file).first; // one lookup for both, not two
+  Busy& busy = entry->second;
   busy.calls += delta;
   busy.moves += role == ToolRole::move ? delta : 0;
   busy.changes += changes_files(role) ? delta : 0;
   if (busy.calls <= 0) {
-    m_busy.erase(file);
+    m_busy.erase(entry);
   }
 }
 
@@ -1587,6 +1588,9 @@ void Guard::mark_busy(const CallInFlight& call, int delta)
 
 void Guard::release_held(Outbox& out, Clock::time_point now)
 {
+  if (m_held.empty()) {
+    return; // most answers: moving an empty deque still allocates its map
+  }
   std::deque<Held> waiting = std::move(m_held);
   m_held.clear();
   // Pointers into m_held stay valid: a deque's push_back moves nothing.

@@ -99,13 +99,15 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     record.seen_at_ns = now;
     record.size = stat->size;
     record.hash_state = HashState::owed;
-    record.partial_reason = partial_reason;
+    record.partial_reason = std::move(partial_reason);
     record.known_since = shown_at;
     record.extent = extent; // lines may still turn out partial when the file is hashed
     record.view = view;
     record.whole_since = extent == ReadExtent::whole ? shown_at : k_never;
-    record.earlier = earlier_view(path);
-    m_records[path] = record;
+    // One lookup finds the record this one replaces and takes its place.
+    const auto [entry, added] = m_records.try_emplace(path);
+    record.earlier = added ? std::nullopt : earlier_view(entry->second);
+    entry->second = std::move(record);
     m_owed.push_back(path);
     return;
   }
@@ -160,12 +162,17 @@ void Tracker::record_known(const std::string& path, const ContentDigest& digest,
 std::optional<EarlierView> Tracker::earlier_view(const std::string& path) const
 {
   const auto previous = m_records.find(path);
-  if (previous == m_records.end() || previous->second.changed_during_read
-      || previous->second.unknown_outcome || previous->second.hash_state != HashState::known) {
+  return previous == m_records.end() ? std::nullopt : earlier_view(previous->second);
+}
+
+std::optional<EarlierView> Tracker::earlier_view(const SeenRecord& previous)
+{
+  if (previous.changed_during_read || previous.unknown_outcome
+      || previous.hash_state != HashState::known) {
     return std::nullopt;
   }
-  return EarlierView{previous->second.hash, previous->second.known_since,
-                     previous->second.whole_since, previous->second.shown_over};
+  return EarlierView{previous.hash, previous.known_since, previous.whole_since,
+                     previous.shown_over};
 }
 
 void Tracker::merge_earlier(SeenRecord& record, const EarlierView& earlier)

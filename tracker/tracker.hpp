@@ -239,6 +239,8 @@ private:
   static void settle_with(SeenRecord& record, const ContentDigest& digest);
   // What the clean record of `path` knew, if any.
   std::optional<EarlierView> earlier_view(const std::string& path) const;
+  // What `previous`, a record this one replaces, knew if it was clean.
+  static std::optional<EarlierView> earlier_view(const SeenRecord& previous);
   // Keeps the earlier moments in `record` if it shows the same content as
   // `earlier`: a head/tail read of content seen whole counts as whole.
   static void merge_earlier(SeenRecord& record, const EarlierView& earlier);

@@ -89,6 +89,27 @@ TEST_SUITE("content_traits")
     }
   }
 
+  TEST_CASE("a carriage return is found wherever it lies in a long ASCII run")
+  {
+    // ASCII without "\r" is told in one pass of 128, 64 and 8 bytes at a
+    // time: a "\r" at every offset, at every alignment, must still be seen.
+    for (std::size_t start = 0; start < 3; ++start) {
+      for (std::size_t at = start; at < 300; ++at) {
+        CAPTURE(start);
+        CAPTURE(at);
+        std::string text(300, 'a');
+        text[at] = '\r';
+        const std::string_view piece = std::string_view(text).substr(start);
+        CHECK(content_traits(piece) == ContentTraits{true, true});
+        if (at + 1 < text.size()) {
+          text[at + 1] = '\n';
+          CHECK(content_traits(piece) == ContentTraits{true, false});
+          CHECK(split_at(std::string(piece), at + 1 - start) == ContentTraits{true, false});
+        }
+      }
+    }
+  }
+
   TEST_CASE("a scanner starts over after reset")
   {
     ContentScanner scanner;
