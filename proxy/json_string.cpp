@@ -2,7 +2,9 @@
 
 #include <utf8proc.h>
 
-#if defined(__SSE2__)
+#if defined(__x86_64__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -11,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tracker/cpu_features.hpp"
 #include "tracker/unicode.hpp"
 
 namespace fsguard {
@@ -176,13 +179,43 @@ constexpr std::array<Byte, 256> k_simple_escapes = [] {
 
 // Bytes a chunk may write past `room`: a whole block, stored before it is
 // known how much of it is plain.
-constexpr std::size_t k_slack = 16;
+constexpr std::size_t k_slack = 32;
+
+#if defined(__SSE2__)
+// Copies the 16 bytes at `at` to `out` and tells which are not plain, one
+// bit each (bit i: byte i).
+unsigned copy_block_16(const Byte* at, Byte* out)
+{
+  const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), block);
+  const __m128i special = _mm_or_si128(
+    _mm_or_si128(_mm_cmpeq_epi8(block, _mm_set1_epi8('"')),
+                 _mm_cmpeq_epi8(block, _mm_set1_epi8('\\'))),
+    _mm_cmplt_epi8(block, _mm_set1_epi8(0x20))); // signed: bytes from 0x80 up too
+  return static_cast<unsigned>(_mm_movemask_epi8(special));
+}
+#endif
+
+#if defined(__x86_64__)
+// The same for 32 bytes, on a CPU with AVX2 (see decode_chunk_avx2).
+__attribute__((target("avx2"))) unsigned copy_block_32(const Byte* at, Byte* out)
+{
+  const __m256i block = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), block);
+  const __m256i special = _mm256_or_si256(
+    _mm256_or_si256(_mm256_cmpeq_epi8(block, _mm256_set1_epi8('"')),
+                    _mm256_cmpeq_epi8(block, _mm256_set1_epi8('\\'))),
+    _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), block)); // signed: bytes from 0x80 up too
+  return static_cast<unsigned>(_mm256_movemask_epi8(special));
+}
+#endif
 
 // Decodes the string body from `at` into `out` until its closing quote, or
 // until `room` bytes are written. `out` holds `room` + k_slack bytes: plain
-// bytes are copied a block of 16 at a time, and the block is stored whole
-// before its first special byte is found, so a run of plain text costs no
-// call and no byte loop.
+// bytes are copied a block of `k_width` at a time, and the block is stored
+// whole before its first special byte is found, so a run of plain text
+// costs no call and no byte loop. (k_width 1: a byte at a time.)
+template <std::size_t k_width>
 Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
 {
   std::size_t written = 0;
@@ -190,25 +223,30 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
     if (written >= room) {
       return {at, written, ChunkEnd::full};
     }
+    if constexpr (k_width > 1) {
+      if (static_cast<std::size_t>(end - at) >= k_width) {
+        unsigned mask = 0;
+        if constexpr (k_width == 32) {
+#if defined(__x86_64__)
+          mask = copy_block_32(at, out + written); // only instantiated there
+#endif
+        } else {
 #if defined(__SSE2__)
-    if (end - at >= 16) {
-      const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + written), block);
-      const __m128i special = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(block, _mm_set1_epi8('"')),
-                     _mm_cmpeq_epi8(block, _mm_set1_epi8('\\'))),
-        _mm_cmplt_epi8(block, _mm_set1_epi8(0x20))); // signed: non-ASCII too
-      const int mask = _mm_movemask_epi8(special);
-      const std::size_t plain = mask == 0 ? 16 : static_cast<std::size_t>(std::countr_zero(
-                                                   static_cast<unsigned>(mask)));
-      at += plain;
-      written += plain;
-      if (mask == 0) {
+          mask = copy_block_16(at, out + written); // only instantiated there
+#endif
+        }
+        const std::size_t plain =
+          mask == 0 ? k_width : static_cast<std::size_t>(std::countr_zero(mask));
+        at += plain;
+        written += plain;
+        if (mask == 0) {
+          continue;
+        }
+      } else if (at < end && is_plain(*at)) {
+        out[written++] = *at++;
         continue;
       }
-    } else
-#endif
-    if (at < end && is_plain(*at)) {
+    } else if (at < end && is_plain(*at)) {
       out[written++] = *at++;
       continue;
     }
@@ -252,19 +290,47 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
   }
 }
 
+#if defined(__x86_64__)
+// decode_chunk with 32-byte blocks, built for AVX2: flatten inlines the
+// template and copy_block_32 into this one AVX2 function.
+__attribute__((target("avx2"), flatten)) Chunk decode_chunk_avx2(const Byte* at, const Byte* end,
+                                                                 Byte* out, std::size_t room)
+{
+  return decode_chunk<32>(at, end, out, room);
+}
+#endif
+
+// The decoder for `simd` on this CPU.
+Chunk (*chunk_decoder(Simd simd))(const Byte*, const Byte*, Byte*, std::size_t)
+{
+#if defined(__x86_64__)
+  if (simd == Simd::best && cpu_has_avx2()) {
+    return decode_chunk_avx2;
+  }
+#endif
+#if defined(__SSE2__)
+  if (simd != Simd::none) {
+    return decode_chunk<16>;
+  }
+#endif
+  return decode_chunk<1>;
+}
+
 } // namespace
 
-const char* decode_json_string(const char* begin, const char* end_of_text, ByteSink& sink)
+const char* decode_json_string(const char* begin, const char* end_of_text, ByteSink& sink,
+                               Simd simd)
 {
   // Decoded a block at a time and handed on in blocks: a sink that hashes
   // pays per call, and a text with a newline every 80 bytes would otherwise
   // call it twice per line.
   constexpr std::size_t k_room = 4096;
   std::array<Byte, k_room + k_slack> block;
+  const auto decode = chunk_decoder(simd);
   const auto* at = reinterpret_cast<const Byte*>(begin);
   const auto* const end = reinterpret_cast<const Byte*>(end_of_text);
   for (;;) {
-    const Chunk chunk = decode_chunk(at, end, block.data(), k_room);
+    const Chunk chunk = decode(at, end, block.data(), k_room);
     if (chunk.end == ChunkEnd::invalid) {
       return nullptr;
     }

@@ -24,7 +24,12 @@ protected:
 // malformed or needs the full parser: invalid UTF-8 or a lone surrogate
 // escape (which the upstream reads as U+FFFD), a control character, a bad
 // escape, or no closing quote.
-const char* decode_json_string(const char* at, const char* end, ByteSink& sink);
+// `simd` picks how wide a scan may go: the widest the CPU runs (best), SSE2
+// at most, or a byte at a time (none); the result is the same (the tests
+// compare them).
+enum class Simd { best, sse2, none };
+const char* decode_json_string(const char* at, const char* end, ByteSink& sink,
+                               Simd simd = Simd::best);
 
 // The closing quote of the JSON string body starting at `at` (just past its
 // opening quote), when everything up to it is printable ASCII with no

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tracker/cpu_features.hpp"
 #include "tracker/unicode.hpp"
 
 #if defined(__x86_64__)
@@ -69,11 +70,6 @@ __attribute__((target("avx2"))) std::size_t ascii_blocks_avx2(const char* data, 
   return at;
 }
 
-bool cpu_has_avx2()
-{
-  static const bool avx2 = __builtin_cpu_supports("avx2"); // a fact of the CPU, asked once
-  return avx2;
-}
 #endif
 
 // How many bytes from `at` on are ASCII (most text is), and not "\r" for

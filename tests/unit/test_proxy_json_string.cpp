@@ -25,8 +25,8 @@ std::optional<std::string> reference_text(const std::string& literal)
 }
 
 // What decode_json_string makes of the whole `literal` (quotes included),
-// or nothing if it refuses it or stops before its end.
-std::optional<std::string> decoded(std::string_view literal)
+// through `simd`, or nothing if it refuses it or stops before its end.
+std::optional<std::string> decoded_with(std::string_view literal, Simd simd)
 {
   if (literal.empty() || literal.front() != '"') {
     return std::nullopt;
@@ -34,10 +34,19 @@ std::optional<std::string> decoded(std::string_view literal)
   std::string text;
   StringSink sink(text);
   const char* end = literal.data() + literal.size();
-  if (decode_json_string(literal.data() + 1, end, sink) != end) {
+  if (decode_json_string(literal.data() + 1, end, sink, simd) != end) {
     return std::nullopt;
   }
   return text;
+}
+
+// The same, checking that every width of scan agrees.
+std::optional<std::string> decoded(std::string_view literal)
+{
+  const auto best = decoded_with(literal, Simd::best);
+  CHECK(decoded_with(literal, Simd::sse2) == best);
+  CHECK(decoded_with(literal, Simd::none) == best);
+  return best;
 }
 
 // A random JSON-string-like literal built from pieces that matter: plain
