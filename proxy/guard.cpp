@@ -96,6 +96,32 @@ bool must_wait(const std::string& mine, ToolRole role, const std::string& other,
   return move && (is_within(mine, other) || is_within(other, mine));
 }
 
+// The "name" and "arguments" of a tools/call's `params` (null: absent),
+// found in one walk over its members; each a null value when absent.
+struct ToolCallMembers {
+  const nlohmann::json* name;
+  const nlohmann::json* arguments;
+};
+
+ToolCallMembers tool_call_members(const nlohmann::json* params)
+{
+  ToolCallMembers members{&null_value(), &null_value()};
+  if (params == nullptr) {
+    return members;
+  }
+  if (const auto* object = params->get_ptr<const nlohmann::json::object_t*>()) {
+    for (const auto& [key, value] : *object) {
+      const std::string_view name = key;
+      if (name == "name") {
+        members.name = &value;
+      } else if (name == "arguments") {
+        members.arguments = &value;
+      }
+    }
+  }
+  return members;
+}
+
 std::int64_t microseconds_since(std::chrono::steady_clock::time_point began)
 {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -224,10 +250,13 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
                               const std::optional<ContentHash>& content_hash, Outbox& out,
                               Clock::time_point now)
 {
-  const auto& id = member(request, "id");
+  const RequestMembers members = request_members(request);
+  const auto& id = *members.id;
   const std::string key = id_key(id);
-  const std::string_view method = method_of(request);
-  if (const auto problem = request_the_server_drops(request); !problem.empty()) {
+  const std::string_view method = members.method->is_string()
+                                    ? std::string_view(members.method->get_ref<const std::string&>())
+                                    : std::string_view();
+  if (const auto problem = request_the_server_drops(members); !problem.empty()) {
     answer_error(id, RpcError::invalid_request,
                  "fsguard: invalid request, which the server would drop without an answer: "
                    + problem,
@@ -256,20 +285,26 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
   if (method == "initialize") {
     entry.expect = Expectation::initialize;
   } else if (method == "tools/call") {
-    const auto& name = member(member(request, "params"), "name");
-    if (m_settings.confine_to.empty() && name.is_string()
-        && only_confined(tools(), name.get_ref<const std::string&>())) {
+    const auto [name, arguments] = tool_call_members(members.params);
+    const ToolMap& map = tools();
+    const auto spec =
+      name->is_string() ? map.find(name->get_ref<const std::string&>()) : map.end();
+    if (spec == map.end()) {
+      if (name->is_string() && name->get_ref<const std::string&>() == "list_allowed_directories"
+          && m_paths.reads_roots()) {
+        entry.expect = Expectation::client_listing;
+        entry.listing_sequence = m_paths.client_listing_sequence();
+      }
+    } else if (m_settings.confine_to.empty() && only_confined(spec->second)) {
       // No rule looks at its paths: relayed undescribed (as try_run would).
-    } else if (what = guarded(request); what) {
+    } else {
+      what = describe_call(spec->second, spec->first, *arguments);
       entry.expect = Expectation::guarded_call;
-    } else if (name.is_string() && name.get_ref<const std::string&>() == "list_allowed_directories"
-               && m_paths.reads_roots()) {
-      entry.expect = Expectation::client_listing;
-      entry.listing_sequence = m_paths.client_listing_sequence();
     }
   }
   const Expectation expect = entry.expect;
-  if (!m_ledger.open(key, std::move(entry))) {
+  PendingRequest* const opened = m_ledger.open(key, std::move(entry));
+  if (opened == nullptr) {
     answer_error(id, RpcError::invalid_request,
                  "fsguard: request id " + key
                    + " is still pending; the MCP specification forbids reusing an id within a "
@@ -294,8 +329,8 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
       held_before.push_back(&*held.described);
     }
   }
-  Attempt attempt =
-    try_run(line, request, std::move(what), content_hash, key, sent_at, held_before, out, now);
+  Attempt attempt = try_run(line, request, std::move(what), content_hash, key, *opened, sent_at,
+                            held_before, out, now);
   if (attempt.outcome != Outcome::ran) {
     m_held.push_back(Held{std::move(line), request, content_hash, key, sent_at,
                           attempt.outcome == Outcome::waiting_for_directories,
@@ -333,20 +368,19 @@ CallInFlight Guard::describe(const nlohmann::json& request, GuardedCall what,
 Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
                               std::optional<GuardedCall> what,
                               const std::optional<ContentHash>& content_hash,
-                              const std::string& key, std::uint64_t sent_at,
+                              const std::string& key, PendingRequest& entry, std::uint64_t sent_at,
                               const std::vector<const CallInFlight*>& held_before, Outbox& out,
                               Clock::time_point now)
 {
-  PendingRequest* entry = m_ledger.find(Peer::upstream, key);
   if (!what) {
-    entry->expect = Expectation::relay; // the map changed: no longer a file tool
+    entry.expect = Expectation::relay; // the map changed: no longer a file tool
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
   if (what->role == ToolRole::other && m_settings.confine_to.empty()) {
     // No rule looks at its paths: forwarded unresolved (it would be
     // forwarded however they resolved).
-    entry->expect = Expectation::relay;
+    entry.expect = Expectation::relay;
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
@@ -367,7 +401,7 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
     return {Outcome::ran, {}};
   }
   if (call.what.role == ToolRole::other) {
-    entry->expect = Expectation::relay;
+    entry.expect = Expectation::relay;
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
@@ -381,7 +415,7 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
   if (awaits_upstream(call, out, now)) {
     return {Outcome::held, std::move(call)}; // later calls on its files wait behind it
   }
-  start(std::move(line), std::move(call), key, out, now);
+  start(std::move(line), std::move(call), key, entry, out, now);
   if (m_view) {
     m_view->forget_all(); // what the upstream said held for this decision only
   }
@@ -508,12 +542,13 @@ void Guard::drop_partial_check(std::uint64_t number)
 
 void Guard::mark_file_busy(const std::string& file, int delta, ToolRole role)
 {
-  auto& busy = m_busy[file];
+  const auto entry = m_busy.try_emplace(file).first;
+  Busy& busy = entry->second;
   busy.calls += delta;
   busy.moves += role == ToolRole::move ? delta : 0;
   busy.changes += changes_files(role) ? delta : 0;
   if (busy.calls <= 0) {
-    m_busy.erase(file);
+    m_busy.erase(entry);
   }
 }
 
@@ -617,7 +652,10 @@ bool Guard::server_refuses(const std::string& file) const
   if (context.rules != PathRules::server_filesystem || context.allowed_sets.empty()) {
     return false;
   }
-  const std::string spelled = server_spelling(file); // the allowed directories are the server's
+  // The allowed directories are the server's: `file` as the server spells it.
+  std::string mapped;
+  const std::string_view spelled =
+    context.map.empty() ? std::string_view(file) : std::string_view(mapped = server_spelling(file));
   return std::none_of(context.allowed_sets.begin(), context.allowed_sets.end(),
                       [&](const DirectorySet& set) {
                         return std::any_of(set.begin(), set.end(), [&](const std::string& dir) {
@@ -626,8 +664,8 @@ bool Guard::server_refuses(const std::string& file) const
                       });
 }
 
-void Guard::start(std::string line, CallInFlight call, const std::string& key, Outbox& out,
-                  Clock::time_point now)
+void Guard::start(std::string line, CallInFlight&& call, const std::string& key,
+                  PendingRequest& entry, Outbox& out, Clock::time_point now)
 {
   if (changes_files(call.what.role)) {
     settle_reads(); // no change goes upstream while a read's hash is owed
@@ -671,6 +709,7 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
       }
     }
   } else {
+    call.read_starts.reserve(call.files.size());
     for (auto& file : call.files) {
       if (file && server_refuses(*file)) {
         file.reset(); // the server will refuse it: fsguard reads nothing of it
@@ -696,10 +735,10 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
       }
     }
   }
-  forward(std::move(line), std::move(call), key, out, now);
+  forward(std::move(line), std::move(call), entry, out, now);
 }
 
-void Guard::forward(std::string line, CallInFlight call, const std::string& key, Outbox& out,
+void Guard::forward(std::string line, CallInFlight&& call, PendingRequest& entry, Outbox& out,
                     Clock::time_point now)
 {
   if (m_view && changes_files(call.what.role)) {
@@ -714,7 +753,7 @@ void Guard::forward(std::string line, CallInFlight call, const std::string& key,
   }
   call.started = now;
   mark_busy(call, +1);
-  m_ledger.find(Peer::upstream, key)->call = std::move(call);
+  entry.call = std::move(call);
   out.to_upstream.push_back(std::move(line));
 }
 
@@ -813,7 +852,8 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
       audit(pending.call, "override", pending.verdict.veto, 0, out);
       out.say(LogLevel::info, "the user allowed " + pending.call.what.tool + " of "
                                 + server_spelling(pending.verdict.veto->path));
-      forward(std::move(pending.line), std::move(pending.call), pending.key, out, now);
+      forward(std::move(pending.line), std::move(pending.call),
+              *m_ledger.find(Peer::upstream, pending.key), out, now);
       release_held(out, now);
       return;
     }
@@ -1576,7 +1616,8 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
     }
     Attempt attempt = try_run(held.line, held.request, guarded(held.request), // the map now
                               held.content_hash, held.key,
-                              held.sent_at, held_before, out, now);
+                              *m_ledger.find(Peer::upstream, held.key), held.sent_at,
+                              held_before, out, now);
     if (attempt.outcome == Outcome::ran) {
       continue;
     }

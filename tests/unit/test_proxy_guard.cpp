@@ -508,6 +508,18 @@ TEST_SUITE("guard")
     CHECK(s.answered(3) == "outside_confinement");
   }
 
+  TEST_CASE("with confine_to, a call of a tool that changes nothing is confined too")
+  {
+    GuardSettings confined;
+    confined.confine_to = {"/ws2"};
+    Session s(confined);
+    s.call(1, "list_directory", {{"path", "/ws"}});
+    CHECK(s.answered(1) == "outside_confinement");
+    s.call(2, "list_directory", {{"path", "/ws2"}});
+    CHECK(s.answered(2) == "");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+
   TEST_CASE("a head read licenses edits, but never a whole rewrite, however many edits follow")
   {
     Session s;
