@@ -329,7 +329,7 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
       held_before.push_back(&*held.described);
     }
   }
-  Attempt attempt = try_run(line, request, std::move(what), content_hash, key, *opened, sent_at,
+  Attempt attempt = try_run(line, id, std::move(what), content_hash, key, *opened, sent_at,
                             held_before, out, now);
   if (attempt.outcome != Outcome::ran) {
     m_held.push_back(Held{std::move(line), request, content_hash, key, sent_at,
@@ -338,24 +338,27 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
   }
 }
 
-CallInFlight Guard::describe(const nlohmann::json& request, GuardedCall what,
+CallInFlight Guard::describe(const nlohmann::json& id, GuardedCall what,
                              const std::optional<ContentHash>& content_hash) const
 {
   CallInFlight call;
-  call.id = member(request, "id");
+  call.id = id;
+  call.files.reserve(what.paths.size());
+  const auto unresolved = [&](PathError problem) {
+    call.problems.resize(what.paths.size()); // one a file, once any is unresolved
+    call.problems[call.files.size()] = std::move(problem);
+    call.files.emplace_back();
+  };
   for (const auto& argument : what.paths) {
     if (!argument.raw) {
-      call.files.emplace_back();
-      call.problems.push_back(PathError{"the path argument is missing or not a string"});
+      unresolved(PathError{"the path argument is missing or not a string"});
       continue;
     }
     auto resolved = resolve_path(m_disk, *argument.raw, m_paths.context());
     if (resolved) {
       call.files.emplace_back(std::move(resolved).value());
-      call.problems.emplace_back();
     } else {
-      call.files.emplace_back();
-      call.problems.push_back(resolved.error());
+      unresolved(std::move(resolved).error());
     }
   }
   if (what.role == ToolRole::write && what.content_is_file && !what.content_converted) {
@@ -365,7 +368,7 @@ CallInFlight Guard::describe(const nlohmann::json& request, GuardedCall what,
   return call;
 }
 
-Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
+Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
                               std::optional<GuardedCall> what,
                               const std::optional<ContentHash>& content_hash,
                               const std::string& key, PendingRequest& entry, std::uint64_t sent_at,
@@ -384,7 +387,7 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
-  CallInFlight call = describe(request, std::move(*what), content_hash);
+  CallInFlight call = describe(id, std::move(*what), content_hash);
   call.sent_at = sent_at;
   if (awaits_directories(call)) {
     // The server's allowed directories are in doubt: ask it, and hold the
@@ -843,7 +846,7 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
     // still name the file they were asked about.
     const auto request = nlohmann::json::parse(pending.line, nullptr, false);
     const auto what = guarded(request);
-    const bool same_files = what && describe(request, *what, pending.call.expected).files
+    const bool same_files = what && describe(member(request, "id"), *what, pending.call.expected).files
                                       == pending.call.files;
     if (!same_files) {
       now_holds.reset();
@@ -1614,7 +1617,8 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
       m_held.push_back(std::move(held));
       continue;
     }
-    Attempt attempt = try_run(held.line, held.request, guarded(held.request), // the map now
+    Attempt attempt = try_run(held.line, member(held.request, "id"),
+                              guarded(held.request), // the map now
                               held.content_hash, held.key,
                               *m_ledger.find(Peer::upstream, held.key), held.sent_at,
                               held_before, out, now);

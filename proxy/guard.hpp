@@ -244,13 +244,15 @@ private:
 
   const ToolMap& tools() const;
   std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
-  CallInFlight describe(const nlohmann::json& request, GuardedCall what,
+  // The call `what` with id `id` as it goes upstream: its files resolved
+  // now; `content_hash` is its content's, for a write.
+  CallInFlight describe(const nlohmann::json& id, GuardedCall what,
                         const std::optional<ContentHash>& content_hash) const;
-  // Runs the client's call `request` (`line`, id key `key`, ledger entry
+  // Runs the client's call `line` (id `id`, its key `key`, ledger entry
   // `entry`), which the tool map in force now describes as `what` (nothing:
   // no longer a file tool), unless it must wait for the calls `held_before`
   // it or in flight, or for the server's directories.
-  Attempt try_run(std::string& line, const nlohmann::json& request,
+  Attempt try_run(std::string& line, const nlohmann::json& id,
                   std::optional<GuardedCall> what, const std::optional<ContentHash>& content_hash,
                   const std::string& key, PendingRequest& entry, std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
                   Outbox& out, Clock::time_point now);

@@ -678,6 +678,18 @@ TEST_SUITE("guard")
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
   }
 
+  TEST_CASE("a move whose destination cannot be resolved is refused with the destination's reason")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\n");
+    s.call(1, "move_file", {{"source", "/ws/a.txt"}, {"destination", 5}});
+    CHECK(s.answered(1) == "unresolved_path");
+    CHECK(s.client_text(1).find("missing or not a string") != std::string::npos);
+    s.call(2, "move_file", {{"source", "/ws/a.txt"}, {"destination", " /ws/b.txt"}});
+    CHECK(s.answered(2) == "unresolved_path");
+    CHECK(s.client_text(2).find("white space") != std::string::npos);
+  }
+
   TEST_CASE("a cancelled write leaves its file unknown until it is read again")
   {
     Session s;
