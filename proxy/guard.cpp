@@ -545,7 +545,7 @@ void Guard::drop_partial_check(std::uint64_t number)
 
 void Guard::mark_file_busy(const std::string& file, int delta, ToolRole role)
 {
-  const auto entry = m_busy.try_emplace(file).first;
+  const auto entry = m_busy.try_emplace(file).first; // one lookup for both, not two
   Busy& busy = entry->second;
   busy.calls += delta;
   busy.moves += role == ToolRole::move ? delta : 0;
