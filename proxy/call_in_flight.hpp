@@ -32,7 +32,8 @@ struct CallInFlight {
   nlohmann::json id;
   GuardedCall what;
   std::vector<std::optional<std::string>> files; // canonical; none if unresolved
-  std::vector<PathError> problems;               // why a file is unresolved
+  // Why each file is unresolved: one a file, or none when all resolved.
+  std::vector<PathError> problems;
   std::vector<ReadStart> read_starts;
   // verify: upstream: per file, the partial check of a partial read (0: none).
   std::vector<std::uint64_t> partial_checks;

@@ -96,6 +96,32 @@ bool must_wait(const std::string& mine, ToolRole role, const std::string& other,
   return move && (is_within(mine, other) || is_within(other, mine));
 }
 
+// The "name" and "arguments" of a tools/call's `params` (null: absent),
+// found in one walk over its members; each a null value when absent.
+struct ToolCallMembers {
+  const nlohmann::json* name;
+  const nlohmann::json* arguments;
+};
+
+ToolCallMembers tool_call_members(const nlohmann::json* params)
+{
+  ToolCallMembers members{&null_value(), &null_value()};
+  if (params == nullptr) {
+    return members;
+  }
+  if (const auto* object = params->get_ptr<const nlohmann::json::object_t*>()) {
+    for (const auto& [key, value] : *object) {
+      const std::string_view name = key;
+      if (name == "name") {
+        members.name = &value;
+      } else if (name == "arguments") {
+        members.arguments = &value;
+      }
+    }
+  }
+  return members;
+}
+
 std::int64_t microseconds_since(std::chrono::steady_clock::time_point began)
 {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -246,10 +272,13 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
                               const std::optional<ContentHash>& content_hash, Outbox& out,
                               Clock::time_point now)
 {
-  const auto& id = member(request, "id");
+  const RequestMembers members = request_members(request);
+  const auto& id = *members.id;
   const std::string key = id_key(id);
-  const std::string_view method = method_of(request);
-  if (const auto problem = request_the_server_drops(request); !problem.empty()) {
+  const std::string_view method = members.method->is_string()
+                                    ? std::string_view(members.method->get_ref<const std::string&>())
+                                    : std::string_view();
+  if (const auto problem = request_the_server_drops(members); !problem.empty()) {
     answer_error(id, RpcError::invalid_request,
                  "fsguard: invalid request, which the server would drop without an answer: "
                    + problem,
@@ -278,20 +307,26 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
   if (method == "initialize") {
     entry.expect = Expectation::initialize;
   } else if (method == "tools/call") {
-    const auto& name = member(member(request, "params"), "name");
-    if (m_settings.confine_to.empty() && name.is_string()
-        && only_confined(tools(), name.get_ref<const std::string&>())) {
+    const auto [name, arguments] = tool_call_members(members.params);
+    const ToolMap& map = tools();
+    const auto spec =
+      name->is_string() ? map.find(name->get_ref<const std::string&>()) : map.end();
+    if (spec == map.end()) {
+      if (name->is_string() && name->get_ref<const std::string&>() == "list_allowed_directories"
+          && m_paths.reads_roots()) {
+        entry.expect = Expectation::client_listing;
+        entry.listing_sequence = m_paths.client_listing_sequence();
+      }
+    } else if (m_settings.confine_to.empty() && only_confined(spec->second)) {
       // No rule looks at its paths: relayed undescribed (as try_run would).
-    } else if (what = guarded(request); what) {
+    } else {
+      what = describe_call(spec->second, spec->first, *arguments);
       entry.expect = Expectation::guarded_call;
-    } else if (name.is_string() && name.get_ref<const std::string&>() == "list_allowed_directories"
-               && m_paths.reads_roots()) {
-      entry.expect = Expectation::client_listing;
-      entry.listing_sequence = m_paths.client_listing_sequence();
     }
   }
   const Expectation expect = entry.expect;
-  if (!m_ledger.open(key, std::move(entry))) {
+  PendingRequest* const opened = m_ledger.open(key, std::move(entry));
+  if (opened == nullptr) {
     answer_error(id, RpcError::invalid_request,
                  "fsguard: request id " + key
                    + " is still pending; the MCP specification forbids reusing an id within a "
@@ -316,8 +351,8 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
       held_before.push_back(&*held.described);
     }
   }
-  Attempt attempt =
-    try_run(line, request, std::move(what), content_hash, key, sent_at, held_before, out, now);
+  Attempt attempt = try_run(line, id, std::move(what), content_hash, key, *opened, sent_at,
+                            held_before, out, now);
   if (attempt.outcome != Outcome::ran) {
     m_held.push_back(Held{std::move(line), request, content_hash, key, sent_at,
                           attempt.outcome == Outcome::waiting_for_directories,
@@ -325,24 +360,27 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
   }
 }
 
-CallInFlight Guard::describe(const nlohmann::json& request, GuardedCall what,
+CallInFlight Guard::describe(const nlohmann::json& id, GuardedCall what,
                              const std::optional<ContentHash>& content_hash) const
 {
   CallInFlight call;
-  call.id = member(request, "id");
+  call.id = id;
+  call.files.reserve(what.paths.size());
+  const auto unresolved = [&](PathError problem) {
+    call.problems.resize(what.paths.size()); // one a file, once any is unresolved
+    call.problems[call.files.size()] = std::move(problem);
+    call.files.emplace_back();
+  };
   for (const auto& argument : what.paths) {
     if (!argument.raw) {
-      call.files.emplace_back();
-      call.problems.push_back(PathError{"the path argument is missing or not a string"});
+      unresolved(PathError{"the path argument is missing or not a string"});
       continue;
     }
     auto resolved = resolve_path(m_disk, *argument.raw, m_paths.context());
     if (resolved) {
       call.files.emplace_back(std::move(resolved).value());
-      call.problems.emplace_back();
     } else {
-      call.files.emplace_back();
-      call.problems.push_back(resolved.error());
+      unresolved(std::move(resolved).error());
     }
   }
   if (what.role == ToolRole::write && what.content_is_file && !what.content_converted) {
@@ -352,27 +390,26 @@ CallInFlight Guard::describe(const nlohmann::json& request, GuardedCall what,
   return call;
 }
 
-Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
+Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
                               std::optional<GuardedCall> what,
                               const std::optional<ContentHash>& content_hash,
-                              const std::string& key, std::uint64_t sent_at,
+                              const std::string& key, PendingRequest& entry, std::uint64_t sent_at,
                               const std::vector<const CallInFlight*>& held_before, Outbox& out,
                               Clock::time_point now)
 {
-  PendingRequest* entry = m_ledger.find(Peer::upstream, key);
   if (!what) {
-    entry->expect = Expectation::relay; // the map changed: no longer a file tool
+    entry.expect = Expectation::relay; // the map changed: no longer a file tool
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
   if (what->role == ToolRole::other && m_settings.confine_to.empty()) {
     // No rule looks at its paths: forwarded unresolved (it would be
     // forwarded however they resolved).
-    entry->expect = Expectation::relay;
+    entry.expect = Expectation::relay;
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
-  CallInFlight call = describe(request, std::move(*what), content_hash);
+  CallInFlight call = describe(id, std::move(*what), content_hash);
   call.sent_at = sent_at;
   if (awaits_directories(call)) {
     // The server's allowed directories are in doubt: ask it, and hold the
@@ -389,7 +426,7 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
     return {Outcome::ran, {}};
   }
   if (call.what.role == ToolRole::other) {
-    entry->expect = Expectation::relay;
+    entry.expect = Expectation::relay;
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
@@ -403,7 +440,7 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& request,
   if (awaits_upstream(call, out, now)) {
     return {Outcome::held, std::move(call)}; // later calls on its files wait behind it
   }
-  start(std::move(line), std::move(call), key, out, now);
+  start(std::move(line), std::move(call), key, entry, out, now);
   if (m_view) {
     m_view->forget_all(); // what the upstream said held for this decision only
   }
@@ -640,7 +677,10 @@ bool Guard::server_refuses(const std::string& file) const
   if (context.rules != PathRules::server_filesystem || context.allowed_sets.empty()) {
     return false;
   }
-  const std::string spelled = server_spelling(file); // the allowed directories are the server's
+  // The allowed directories are the server's: `file` as the server spells it.
+  std::string mapped;
+  const std::string_view spelled =
+    context.map.empty() ? std::string_view(file) : std::string_view(mapped = server_spelling(file));
   return std::none_of(context.allowed_sets.begin(), context.allowed_sets.end(),
                       [&](const DirectorySet& set) {
                         return std::any_of(set.begin(), set.end(), [&](const std::string& dir) {
@@ -649,8 +689,8 @@ bool Guard::server_refuses(const std::string& file) const
                       });
 }
 
-void Guard::start(std::string line, CallInFlight call, const std::string& key, Outbox& out,
-                  Clock::time_point now)
+void Guard::start(std::string line, CallInFlight&& call, const std::string& key,
+                  PendingRequest& entry, Outbox& out, Clock::time_point now)
 {
   if (changes_files(call.what.role)) {
     settle_reads(); // no change goes upstream while a read's hash is owed
@@ -694,6 +734,7 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
       }
     }
   } else {
+    call.read_starts.reserve(call.files.size());
     for (auto& file : call.files) {
       if (file && server_refuses(*file)) {
         file.reset(); // the server will refuse it: fsguard reads nothing of it
@@ -719,10 +760,10 @@ void Guard::start(std::string line, CallInFlight call, const std::string& key, O
       }
     }
   }
-  forward(std::move(line), std::move(call), key, out, now);
+  forward(std::move(line), std::move(call), entry, out, now);
 }
 
-void Guard::forward(std::string line, CallInFlight call, const std::string& key, Outbox& out,
+void Guard::forward(std::string line, CallInFlight&& call, PendingRequest& entry, Outbox& out,
                     Clock::time_point now)
 {
   if (m_view && changes_files(call.what.role)) {
@@ -737,7 +778,7 @@ void Guard::forward(std::string line, CallInFlight call, const std::string& key,
   }
   call.started = now;
   mark_busy(call, +1);
-  m_ledger.find(Peer::upstream, key)->call = std::move(call);
+  entry.call = std::move(call);
   out.to_upstream.push_back(std::move(line));
 }
 
@@ -827,7 +868,7 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
     // still name the file they were asked about.
     const auto request = nlohmann::json::parse(pending.line, nullptr, false);
     const auto what = guarded(request);
-    const bool same_files = what && describe(request, *what, pending.call.expected).files
+    const bool same_files = what && describe(member(request, "id"), *what, pending.call.expected).files
                                       == pending.call.files;
     if (!same_files) {
       now_holds.reset();
@@ -836,7 +877,8 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
       audit(pending.call, "override", pending.verdict.veto, 0, out);
       out.say(LogLevel::info, "the user allowed " + pending.call.what.tool + " of "
                                 + server_spelling(pending.verdict.veto->path));
-      forward(std::move(pending.line), std::move(pending.call), pending.key, out, now);
+      forward(std::move(pending.line), std::move(pending.call),
+              *m_ledger.find(Peer::upstream, pending.key), out, now);
       release_held(out, now);
       return;
     }
@@ -1600,9 +1642,11 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
       m_held.push_back(std::move(held));
       continue;
     }
-    Attempt attempt = try_run(held.line, held.request, guarded(held.request), // the map now
+    Attempt attempt = try_run(held.line, member(held.request, "id"),
+                              guarded(held.request), // the map now
                               held.content_hash, held.key,
-                              held.sent_at, held_before, out, now);
+                              *m_ledger.find(Peer::upstream, held.key), held.sent_at,
+                              held_before, out, now);
     if (attempt.outcome == Outcome::ran) {
       continue;
     }

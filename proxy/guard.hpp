@@ -245,15 +245,17 @@ private:
 
   const ToolMap& tools() const;
   std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
-  CallInFlight describe(const nlohmann::json& request, GuardedCall what,
+  // The call `what` with id `id` as it goes upstream: its files resolved
+  // now; `content_hash` is its content's, for a write.
+  CallInFlight describe(const nlohmann::json& id, GuardedCall what,
                         const std::optional<ContentHash>& content_hash) const;
-  // Runs the client's call `request` (`line`, id key `key`), which the tool
-  // map in force now describes as `what` (nothing: no longer a file tool),
-  // unless it must wait for the calls `held_before` it or in flight, or for
-  // the server's directories.
-  Attempt try_run(std::string& line, const nlohmann::json& request,
-                  std::optional<GuardedCall> what, const std::optional<ContentHash>& content_hash, const std::string& key,
-                  std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
+  // Runs the client's call `line` (id `id`, its key `key`, ledger entry
+  // `entry`), which the tool map in force now describes as `what` (nothing:
+  // no longer a file tool), unless it must wait for the calls `held_before`
+  // it or in flight, or for the server's directories.
+  Attempt try_run(std::string& line, const nlohmann::json& id,
+                  std::optional<GuardedCall> what, const std::optional<ContentHash>& content_hash,
+                  const std::string& key, PendingRequest& entry, std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
                   Outbox& out, Clock::time_point now);
   bool awaits_directories(const CallInFlight& call) const;
   // verify: upstream: the files whose content a change by `call` is
@@ -292,14 +294,17 @@ private:
   bool server_refuses(const std::string& file) const;
   // The content of `file` if it still is what the agent's record shows.
   std::optional<std::string> content_seen(const std::string& file);
-  void start(std::string line, CallInFlight call, const std::string& key, Outbox& out,
-             Clock::time_point now);
+  // Decides the call `call` (raw request `line`, id key `key`, ledger entry
+  // `entry`) and sends it upstream, or refuses it.
+  void start(std::string line, CallInFlight&& call, const std::string& key,
+             PendingRequest& entry, Outbox& out, Clock::time_point now);
   // Refuses the change `call` (upstream key `key`) with `verdict`'s veto,
   // recording what the veto shows the agent.
   void veto_change(const CallInFlight& call, const std::string& key, Verdict& verdict,
                    std::int64_t latency_us, Outbox& out, Clock::time_point now);
-  // Sends the change `call` (raw request `line`) upstream.
-  void forward(std::string line, CallInFlight call, const std::string& key, Outbox& out,
+  // Sends the call `call` (raw request `line`) upstream, recording it in its
+  // ledger entry `entry`.
+  void forward(std::string line, CallInFlight&& call, PendingRequest& entry, Outbox& out,
                Clock::time_point now);
   // Whether to ask the person about `veto` before refusing.
   bool asks_person(const Veto& veto) const;

@@ -4,13 +4,14 @@
 
 namespace fsguard {
 
-bool Ledger::open(const std::string& key, PendingRequest request)
+PendingRequest* Ledger::open(const std::string& key, PendingRequest request)
 {
   auto& table = request.from == Peer::upstream ? m_toward_client : m_toward_upstream;
   if (request.from == Peer::client && request.method == "initialize") {
     m_initialize_seen = true;
   }
-  return table.try_emplace(key, std::move(request)).second;
+  const auto [entry, opened] = table.try_emplace(key, std::move(request));
+  return opened ? &entry->second : nullptr;
 }
 
 PendingRequest* Ledger::find(Peer answering, const std::string& key)

@@ -47,10 +47,11 @@ struct PendingRequest {
 
 class Ledger {
 public:
-  // Records `request` under `key` (its id_key). Returns false, and records
-  // nothing, when a request with that key is still pending in the same
-  // direction: the MCP specification forbids reusing an id in a session.
-  bool open(const std::string& key, PendingRequest request);
+  // Records `request` under `key` (its id_key) and returns the entry, which
+  // stays where it is until it is closed. Returns null, and records nothing,
+  // when a request with that key is still pending in the same direction:
+  // the MCP specification forbids reusing an id in a session.
+  PendingRequest* open(const std::string& key, PendingRequest request);
   // Records fsguard's own `request` to the client under `key`.
   bool open_toward_client(const std::string& key, PendingRequest request)
   {

@@ -813,16 +813,11 @@ std::optional<std::string_view> skim_content_argument(std::string_view line)
   return content;
 }
 
-namespace {
-
-// The null value that lookups of absent members refer to.
 const nlohmann::json& null_value()
 {
   static const nlohmann::json k_null;
   return k_null;
 }
-
-} // namespace
 
 const nlohmann::json& member(const nlohmann::json& object, const char* key)
 {
@@ -855,31 +850,42 @@ std::string error_response(const nlohmann::json& id, RpcError code, std::string_
   return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string request_the_server_drops(const nlohmann::json& request)
+RequestMembers request_members(const nlohmann::json& request)
 {
   // One walk over the members, not a lookup for each: this runs on every
   // request.
-  const nlohmann::json* version = &null_value();
-  const nlohmann::json* method = &null_value();
-  const nlohmann::json* params = nullptr;
-  const nlohmann::json* id = &null_value();
-  bool answer_member = false;
-  if (const auto* members = request.get_ptr<const nlohmann::json::object_t*>()) {
-    for (const auto& [key, value] : *members) {
+  RequestMembers members{&null_value(), &null_value(), &null_value()};
+  if (const auto* object = request.get_ptr<const nlohmann::json::object_t*>()) {
+    for (const auto& [key, value] : *object) {
       const std::string_view name = key;
       if (name == "jsonrpc") {
-        version = &value;
+        members.version = &value;
       } else if (name == "method") {
-        method = &value;
+        members.method = &value;
       } else if (name == "params") {
-        params = &value;
+        members.params = &value;
       } else if (name == "id") {
-        id = &value;
+        members.id = &value;
       } else if (name == "result" || name == "error") {
-        answer_member = true;
+        members.answer_member = true;
       }
     }
   }
+  return members;
+}
+
+std::string request_the_server_drops(const nlohmann::json& request)
+{
+  return request_the_server_drops(request_members(request));
+}
+
+std::string request_the_server_drops(const RequestMembers& members)
+{
+  const nlohmann::json* version = members.version;
+  const nlohmann::json* method = members.method;
+  const nlohmann::json* params = members.params;
+  const nlohmann::json* id = members.id;
+  const bool answer_member = members.answer_member;
   if (!version->is_string() || version->get_ref<const std::string&>() != "2.0") {
     return "\"jsonrpc\" must be \"2.0\"";
   }

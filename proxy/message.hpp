@@ -132,6 +132,9 @@ constexpr std::size_t max_raw_json_string(std::size_t max_bytes)
   return 6 * max_bytes + 2;
 }
 
+// The null value that lookups of absent members refer to.
+const nlohmann::json& null_value();
+
 // The member `key` of `object`, or a null value if `object` is not an
 // object or has no such member (never inserts, unlike operator[]).
 const nlohmann::json& member(const nlohmann::json& object, const char* key);
@@ -150,6 +153,23 @@ enum class RpcError {
 // A JSON-RPC error response line (with trailing newline) for `id` (a JSON
 // value; null if unknown).
 std::string error_response(const nlohmann::json& id, RpcError code, std::string_view message);
+
+// The top-level members of a request that fsguard reads, found in one walk
+// over its members. An absent one points to a null value, except `params`,
+// which is then nullptr (a present "params": null is refused).
+struct RequestMembers {
+  const nlohmann::json* version; // "jsonrpc"
+  const nlohmann::json* id;
+  const nlohmann::json* method;
+  const nlohmann::json* params = nullptr;
+  bool answer_member = false; // "result" or "error" beside them
+};
+
+// The members of the parsed message `request` (none if it is not an object).
+RequestMembers request_members(const nlohmann::json& request);
+
+// request_the_server_drops() of the request whose `members` these are.
+std::string request_the_server_drops(const RequestMembers& members);
 
 // Why the MCP SDK's schema would reject `request` (a parsed request), so
 // that the server drops it without an answer: a missing or wrong "jsonrpc",

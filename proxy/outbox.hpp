@@ -23,6 +23,16 @@ struct Outbox {
   std::vector<nlohmann::ordered_json> decisions; // audit records
 
   void say(LogLevel level, std::string text) { log.push_back({level, std::move(text)}); }
+
+  // Empties it, keeping the vectors' room: one Outbox serves every client
+  // line, without allocating its vectors again for each.
+  void clear()
+  {
+    to_upstream.clear();
+    to_client.clear();
+    log.clear();
+    decisions.clear();
+  }
 };
 
 } // namespace fsguard

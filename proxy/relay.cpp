@@ -37,8 +37,9 @@ nlohmann::json shallow_id(std::string_view text)
 }
 
 // Handles one client line: `line` is the line with its newline (owned, to
-// forward without copying), `text` the same without it.
-awaitable<void> handle_client_line(Session& session, std::string line)
+// forward without copying), `text` the same without it. `out` is empty, and
+// is left empty.
+awaitable<void> handle_client_line(Session& session, std::string line, Outbox& out)
 {
   const std::string_view text(line.data(), line.size() - 1);
   ClientMessage message = parse_client_message(text);
@@ -77,7 +78,6 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     if (session.upstream.status()) {
       co_return;
     }
-    Outbox out;
     session.guard.on_client_notification(std::move(line), message.body, out);
     release_tree(message.body);
     co_await flush(session, out);
@@ -89,7 +89,6 @@ awaitable<void> handle_client_line(Session& session, std::string line)
                                                       session.upstream.gone_message()));
       co_return;
     }
-    Outbox out;
     session.guard.on_client_request(std::move(line), message.body, message.content_hash, out);
     release_tree(message.body); // free the parsed copy before waiting on a slow peer
     co_await flush(session, out);
@@ -99,7 +98,6 @@ awaitable<void> handle_client_line(Session& session, std::string line)
     if (session.upstream.status()) {
       co_return;
     }
-    Outbox out;
     session.guard.on_client_response(std::move(line), message.body, out);
     release_tree(message.body);
     co_await flush(session, out);
@@ -147,6 +145,7 @@ awaitable<void> relay_client_to_upstream(Session& session)
 {
   LineReader reader(session.client_in, session.config.max_line_bytes);
   session.heap_trimmer.watch(reader.buffer(), reader.k_buffer_bytes);
+  Outbox out; // reused for every line (flush empties it)
   for (;;) {
     reader.set_max_line_bytes(session.config.max_line_bytes); // it may be reloaded
     const LineEvent event = co_await reader.next();
@@ -170,7 +169,7 @@ awaitable<void> relay_client_to_upstream(Session& session)
     if (event.text.find_first_not_of(" \t\r") == std::string_view::npos) {
       continue;
     }
-    co_await handle_client_line(session, reader.take_line());
+    co_await handle_client_line(session, reader.take_line(), out);
   }
   session.client_done = true;
   co_await wait_for_answers(session);

@@ -25,7 +25,7 @@ awaitable<void> flush(Session& session, Outbox& out)
   for (const auto& line : out.to_upstream) {
     co_await session.upstream.input().write(line);
   }
-  out = Outbox{};
+  out.clear();
 }
 
 awaitable<void> answer_pending_with_errors(Session& session)

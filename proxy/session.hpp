@@ -99,7 +99,8 @@ awaitable<void> send(Writer& writer, std::string line)
 // once per outage.
 void audit(Session& session, const nlohmann::ordered_json& record);
 
-// Writes what the guard wants sent, logged and audited.
+// Writes what the guard wants sent, logged and audited, and empties `out`
+// (keeping its room for the next message).
 awaitable<void> flush(Session& session, Outbox& out);
 
 // Answers every request still waiting for the upstream with an error.

@@ -173,8 +173,12 @@ ToolNames tool_names(const ToolMap& tools)
 bool only_confined(const ToolMap& tools, std::string_view tool)
 {
   const auto found = tools.find(tool);
-  return found != tools.end() && found->second.role == ToolRole::other
-         && found->second.role_argument.empty();
+  return found != tools.end() && only_confined(found->second);
+}
+
+bool only_confined(const ToolSpec& spec)
+{
+  return spec.role == ToolRole::other && spec.role_argument.empty();
 }
 
 std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view tool,
@@ -184,7 +188,12 @@ std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view 
   if (found == tools.end()) {
     return std::nullopt;
   }
-  const ToolSpec& spec = found->second;
+  return describe_call(found->second, tool, arguments);
+}
+
+GuardedCall describe_call(const ToolSpec& spec, std::string_view tool,
+                          const nlohmann::json& arguments)
+{
   static const nlohmann::json k_no_arguments = nlohmann::json::object();
   const nlohmann::json& args = arguments.is_object() ? arguments : k_no_arguments;
 

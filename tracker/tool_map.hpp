@@ -109,9 +109,17 @@ ToolNames tool_names(const ToolMap& tools);
 std::optional<GuardedCall> describe_call(const ToolMap& tools, std::string_view tool,
                                          const nlohmann::json& arguments);
 
+// describe_call() of a call of `tool` with `arguments`, which `tools` maps
+// to `spec`: for a caller that has looked the tool up already.
+GuardedCall describe_call(const ToolSpec& spec, std::string_view tool,
+                          const nlohmann::json& arguments);
+
 // True if every call of `tool` under `tools` is described with role other
 // whatever its arguments (only confinement applies to it), so that a guard
 // without confinement need not describe it at all.
 bool only_confined(const ToolMap& tools, std::string_view tool);
+
+// only_confined() of a tool that the map gives `spec`.
+bool only_confined(const ToolSpec& spec);
 
 } // namespace fsguard

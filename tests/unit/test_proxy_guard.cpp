@@ -508,6 +508,18 @@ TEST_SUITE("guard")
     CHECK(s.answered(3) == "outside_confinement");
   }
 
+  TEST_CASE("with confine_to, a call of a tool that changes nothing is confined too")
+  {
+    GuardSettings confined;
+    confined.confine_to = {"/ws2"};
+    Session s(confined);
+    s.call(1, "list_directory", {{"path", "/ws"}});
+    CHECK(s.answered(1) == "outside_confinement");
+    s.call(2, "list_directory", {{"path", "/ws2"}});
+    CHECK(s.answered(2) == "");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+
   TEST_CASE("a head read licenses edits, but never a whole rewrite, however many edits follow")
   {
     Session s;
@@ -664,6 +676,18 @@ TEST_SUITE("guard")
     CHECK(s.answered(1) == "not_read");
     s.call(2, "move_file", {{"source", "/ws/a.txt"}, {"destination", "/ws/c.txt"}});
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+
+  TEST_CASE("a move whose destination cannot be resolved is refused with the destination's reason")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\n");
+    s.call(1, "move_file", {{"source", "/ws/a.txt"}, {"destination", 5}});
+    CHECK(s.answered(1) == "unresolved_path");
+    CHECK(s.client_text(1).find("missing or not a string") != std::string::npos);
+    s.call(2, "move_file", {{"source", "/ws/a.txt"}, {"destination", " /ws/b.txt"}});
+    CHECK(s.answered(2) == "unresolved_path");
+    CHECK(s.client_text(2).find("white space") != std::string::npos);
   }
 
   TEST_CASE("a cancelled write leaves its file unknown until it is read again")
