@@ -349,6 +349,26 @@ TEST_SUITE("guard")
     CHECK(out.to_client.empty());
   }
 
+  TEST_CASE("an initialize refused for a reused id leaves the session uninitialized")
+  {
+    FakeDisk disk;
+    Guard guard(disk, GuardSettings{}, "/home", "/ws");
+    Outbox out;
+    const auto send = [&](int id, const char* method) {
+      const nlohmann::json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method},
+                                      {"params", nlohmann::json::object()}};
+      out = Outbox{};
+      guard.on_client_request(request.dump() + "\n", request, std::nullopt, out);
+    };
+    send(1, "tools/list");
+    send(1, "initialize"); // id 1 is pending: refused, never sent
+    CHECK(out.to_upstream.empty());
+    CHECK(out.to_client.size() == 1);
+    send(2, "initialize");
+    CHECK(out.to_upstream.size() == 1);
+    CHECK(out.to_client.empty());
+  }
+
   TEST_CASE("a held NFC-spelled write is resolved to an NFD-named file that appeared meanwhile")
   {
     Session s;
@@ -1396,6 +1416,13 @@ TEST_SUITE("guard: servers that see other directories")
     s.out = probes;
     s.answer_probes(5); // the server's /srv was created 5 s later: another directory
     CHECK(s.answered(1) == "not_visible");
+    Session earlier;
+    roots_to_srv(earlier, 1'700'000'000);
+    const auto asked = earlier.out;
+    earlier.call(1, "write_file", {{"path", "/srv/new.txt"}, {"content", "y\n"}});
+    earlier.out = asked;
+    earlier.answer_probes(-1); // a second before: no rounding explains it
+    CHECK(earlier.answered(1) == "not_visible");
     const std::string text = s.client_text(1);
     CAPTURE(text);
     CHECK(text.find("is another one") != std::string::npos);
@@ -1405,7 +1432,10 @@ TEST_SUITE("guard: servers that see other directories")
 
   TEST_CASE("a directory created at the same time is the same, and one whose server keeps no creation time is taken as it is")
   {
-    for (const std::int64_t shift : {std::int64_t{0}, std::int64_t{-1'700'000'000}}) {
+    // +1: Node rounds the birth time to the millisecond before its Date
+    // shows the second, so the last half millisecond of a second shows the
+    // next one. -1 s is not that: another directory.
+    for (const std::int64_t shift : {std::int64_t{0}, std::int64_t{1}, std::int64_t{-1'700'000'000}}) {
       Session s;
       roots_to_srv(s, 1'700'000'000);
       const auto probes = s.out;
