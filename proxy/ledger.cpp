@@ -7,11 +7,15 @@ namespace fsguard {
 PendingRequest* Ledger::open(const std::string& key, PendingRequest request)
 {
   auto& table = request.from == Peer::upstream ? m_toward_client : m_toward_upstream;
-  if (request.from == Peer::client && request.method == "initialize") {
+  const bool initialize = request.from == Peer::client && request.method == "initialize";
+  const auto [entry, opened] = table.try_emplace(key, std::move(request));
+  if (!opened) {
+    return nullptr; // refused for its id: the session is no more initialized than before
+  }
+  if (initialize) {
     m_initialize_seen = true;
   }
-  const auto [entry, opened] = table.try_emplace(key, std::move(request));
-  return opened ? &entry->second : nullptr;
+  return &entry->second;
 }
 
 PendingRequest* Ledger::find(Peer answering, const std::string& key)
