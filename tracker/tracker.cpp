@@ -107,6 +107,14 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     // One lookup finds the record this one replaces and takes its place.
     const auto [entry, added] = m_records.try_emplace(path);
     record.earlier = added ? std::nullopt : earlier_view(entry->second);
+    if (!added && record.earlier && stat_proves_unchanged(entry->second, *stat)) {
+      // A file read again that still has the stat its known content had:
+      // the same content, so no hash is owed (a re-read costs no decode).
+      const ContentDigest same{entry->second.hash, entry->second.traits};
+      entry->second = std::move(record);
+      settle_with(entry->second, same);
+      return;
+    }
     entry->second = std::move(record);
     m_owed.push_back(path);
     return;

@@ -733,6 +733,25 @@ TEST_SUITE("tracker: a read settled from its answer's text")
     CHECK(refused(7, 6, ReadExtent::whole, ReadView::bytes));       // base64, not text
   }
 
+  TEST_CASE("a file read again with the stat its known content had owes no hash at all")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    read_owed(f, 9);
+    const SeenRecord* record = f.tracker.find(k_file);
+    REQUIRE(record != nullptr);
+    CHECK(record->hash_state == HashState::known); // nothing to decode or hash
+    CHECK(record->hash == f.disk.hash_of("hello\n"));
+    CHECK(record->known_since == 0); // known since the first read
+    CHECK_FALSE(f.tracker.settle_from_text(k_file, 9, digest_of(f, "other!"), 6));
+    f.disk.advance(k_later);
+    f.disk.write(k_file, "hello again\n"); // changed: read again, it owes its hash
+    f.disk.advance(k_later);
+    read_owed(f, 10);
+    CHECK(f.tracker.find(k_file)->hash_state == HashState::owed);
+  }
+
   TEST_CASE("a read in the racy window or one that saw the file change owes no hash to settle")
   {
     Fixture f; // k_file was written just now: racy, fingerprinted at once
