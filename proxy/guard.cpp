@@ -165,7 +165,7 @@ void Guard::set_settings(GuardSettings settings)
 void Guard::settle_reads()
 {
   for (const auto& shown : m_shown_texts) {
-    if (shown.read) {
+    if (shown.read && shown.is_file_bytes) {
       settle_from_answer(shown);
     }
   }
@@ -1433,7 +1433,8 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       // confirmed that it is the file's content.
       const auto raw = skim_first_text(skimmed);
       if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
-        m_shown_texts.push_back(ShownText{*call.files.front(), {}, *raw, true, shown_at});
+        m_shown_texts.push_back(ShownText{*call.files.front(), {}, *raw, true, shown_at,
+                                          call.what.text_is_file_bytes});
       }
     }
     break;

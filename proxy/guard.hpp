@@ -183,6 +183,7 @@ private:
     std::string_view in_answer;
     bool read = false;
     std::uint64_t shown_at = 0; // a read's: the moment its answer was shown
+    bool is_file_bytes = false; // its tool's text is the file's bytes (ToolSpec)
     std::string_view raw() const { return owned.empty() ? in_answer : std::string_view(owned); }
   };
   // What fsguard showed the agent of `file` in its own text at `shown`,

@@ -134,6 +134,7 @@ ToolMap server_filesystem_tools()
   ToolMap tools;
   ToolSpec text_read = spec(ToolRole::read);
   text_read.partial_if_set = {"head", "tail"};
+  text_read.text_is_file_bytes = true; // fs.readFile(path, "utf-8"), returned as it is
   tools["read_text_file"] = text_read;
   tools["read_file"] = text_read; // the deprecated alias
   ToolSpec media = spec(ToolRole::read);

@@ -215,6 +215,7 @@ GuardedCall describe_call(const ToolSpec& spec, std::string_view tool,
   call.edit_semantics = spec.edit_semantics;
   call.content_is_file = spec.content_is_file;
   call.view = spec.view;
+  call.text_is_file_bytes = spec.text_is_file_bytes;
   if (!dry_run && !spec.role_argument.empty()) {
     const auto selector = args.find(spec.role_argument);
     if (selector != args.end() && selector->is_string()) {

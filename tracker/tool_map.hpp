@@ -45,6 +45,10 @@ struct ToolSpec {
   bool path_is_list = false;                // read_multiple_files' "paths"
   std::vector<std::string> partial_if_set;  // e.g. head, tail
   ReadView view = ReadView::utf8_text;      // how a read shows the file
+  // A whole read's text is the file's bytes exactly wherever it shows no
+  // U+FFFD (Node's readFile as UTF-8: server-filesystem), so its answer may
+  // stand for the file's hash. Only built-in profiles set it.
+  bool text_is_file_bytes = false;
   std::string dry_run_argument;             // true => the call writes nothing
   std::string destination_argument;         // a move's target
   // The argument that names the file when `path_argument` is absent, null
@@ -95,6 +99,7 @@ struct GuardedCall {
   bool result_is_diff = false;     // see ToolSpec
   EditSemantics edit_semantics = EditSemantics::unknown; // see ToolSpec
   ReadView view = ReadView::utf8_text; // see ToolSpec
+  bool text_is_file_bytes = false;     // see ToolSpec
 };
 
 // The names `tools` gives its file tools, for the texts that tell the agent
