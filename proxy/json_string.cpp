@@ -100,25 +100,13 @@ std::size_t encode_utf8(std::int32_t code_point, Byte* out)
   return static_cast<std::size_t>(utf8proc_encode_char(code_point, out));
 }
 
-// Decodes the escape at `at` (its backslash) into `out`; returns how many
-// input bytes it used (0: invalid) and sets `written`.
-std::size_t decode_escape(const Byte* at, const Byte* end, Byte* out, std::size_t& written)
+// Decodes the "\\u" escape at `at` (its backslash) into `out` as UTF-8;
+// returns how many input bytes it used (0: invalid) and sets `written`.
+// (The two-character escapes are k_simple_escapes'.)
+std::size_t decode_unicode_escape(const Byte* at, const Byte* end, Byte* out, std::size_t& written)
 {
-  if (end - at < 2) {
+  if (end - at < 2 || at[1] != 'u') {
     return 0;
-  }
-  written = 1;
-  switch (at[1]) {
-  case '"': out[0] = '"'; return 2;
-  case '\\': out[0] = '\\'; return 2;
-  case '/': out[0] = '/'; return 2;
-  case 'b': out[0] = '\b'; return 2;
-  case 'f': out[0] = '\f'; return 2;
-  case 'n': out[0] = '\n'; return 2;
-  case 'r': out[0] = '\r'; return 2;
-  case 't': out[0] = '\t'; return 2;
-  case 'u': break;
-  default: return 0;
   }
   const std::string_view escapes(reinterpret_cast<const char*>(at), static_cast<std::size_t>(end - at));
   const int unit = escaped_unit(escapes, 0);
@@ -218,6 +206,7 @@ __attribute__((target("avx2"))) unsigned copy_block_32(const Byte* at, Byte* out
 template <std::size_t k_width>
 Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
 {
+  static_assert(k_width <= k_slack && 4 <= k_slack, "a block, or an escape's 4 bytes, fit the slack");
   std::size_t written = 0;
   for (;;) {
     if (written >= room) {
@@ -278,7 +267,7 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
         }
       }
       std::size_t decoded = 0;
-      const std::size_t used = decode_escape(at, end, out + written, decoded);
+      const std::size_t used = decode_unicode_escape(at, end, out + written, decoded);
       if (used == 0) {
         return {at, written, ChunkEnd::invalid};
       }

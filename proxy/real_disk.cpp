@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "tracker/path.hpp"
+#include "tracker/server_filesystem.hpp"
 
 namespace fsguard {
 
@@ -264,7 +265,8 @@ std::optional<std::int64_t> RealDisk::birth_seconds(const std::string& path)
       || (found.stx_mask & STATX_BTIME) == 0) {
     return std::nullopt;
   }
-  return found.stx_btime.tv_sec;
+  // As the server shows it: the guard and --check-setup compare the two.
+  return node_shown_second(found.stx_btime.tv_sec, found.stx_btime.tv_nsec);
 }
 
 Result<std::string, DiskError> RealDisk::real_path(const std::string& path)

@@ -222,12 +222,8 @@ void ServerPaths::on_probe_result(const nlohmann::json& response, const std::str
     text.is_string() ? parse_created_seconds(text.get_ref<const std::string&>()) : std::nullopt;
   const auto local = m_context.map.to_local(lexically_normal(directory));
   const auto local_born = local ? m_disk.birth_seconds(*local) : std::nullopt;
-  // A birth time of 0 is Node's for a filesystem that keeps none. Node
-  // rounds the birth time to the nearest millisecond before the Date shows
-  // its second, so a directory born in the last half millisecond of a
-  // second shows the next one (2 in 4,000 temporary directories, measured).
-  if (!server_born || !local_born || *server_born <= 0 || *server_born == *local_born
-      || *server_born == *local_born + 1) {
+  // A birth time of 0 is Node's for a filesystem that keeps none.
+  if (!server_born || !local_born || *server_born <= 0 || *server_born == *local_born) {
     return;
   }
   m_other.insert(directory);

@@ -304,6 +304,12 @@ std::optional<std::string> info_value(std::string_view info, const std::string& 
 
 } // namespace
 
+std::int64_t node_shown_second(std::int64_t seconds, std::int64_t nanoseconds)
+{
+  constexpr std::int64_t k_rounds_up_ns = 999'500'000;
+  return seconds + (nanoseconds >= k_rounds_up_ns ? 1 : 0);
+}
+
 std::optional<std::int64_t> parse_created_seconds(std::string_view info)
 {
   const auto created = info_value(info, "created");

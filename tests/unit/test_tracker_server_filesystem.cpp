@@ -119,3 +119,14 @@ TEST_SUITE("server_filesystem")
     CHECK(allowed.possible() == std::vector<DirectorySet>{{"/unexpected"}, {"/predicted"}});
   }
 }
+
+TEST_SUITE("server_filesystem: birth times")
+{
+  TEST_CASE("a birth time compares in the second Node shows, rounded to the millisecond first")
+  {
+    CHECK(node_shown_second(1'700'000'000, 0) == 1'700'000'000);
+    CHECK(node_shown_second(1'700'000'000, 999'499'999) == 1'700'000'000);
+    CHECK(node_shown_second(1'700'000'000, 999'500'000) == 1'700'000'001); // 999.5 ms rounds up
+    CHECK(node_shown_second(1'700'000'000, 999'999'999) == 1'700'000'001);
+  }
+}
