@@ -200,8 +200,10 @@ void Guard::settle_reads()
 void Guard::settle_from_answer(const ShownText& shown)
 {
   const SeenRecord* record = m_tracker.find(shown.file);
-  if (record == nullptr || record->hash_state != HashState::owed) {
-    return;
+  if (record == nullptr || record->hash_state != HashState::owed
+      || record->known_since != shown.shown_at || !record->trusted_stat
+      || static_cast<std::uint64_t>(record->trusted_stat->size) > shown.raw().size()) {
+    return; // not this read's record, or a text too short to be the file: not worth decoding
   }
   auto text = decoded_json_string(shown.raw(), m_kept.budget().file_bytes);
   if (!text || text->find("\xEF\xBF\xBD") != std::string::npos) {

@@ -51,23 +51,29 @@ bool is_plain(Byte byte)
   return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
 }
 
+#if defined(__SSE2__)
+// The bytes of `block` that are not plain, one bit each (bit i: byte i).
+unsigned special_mask_16(__m128i block)
+{
+  // A signed compare: bytes from 0x80 up are negative, so "below a space"
+  // finds control characters and non-ASCII bytes at once.
+  const __m128i special = _mm_or_si128(
+    _mm_or_si128(_mm_cmpeq_epi8(block, _mm_set1_epi8('"')),
+                 _mm_cmpeq_epi8(block, _mm_set1_epi8('\\'))),
+    _mm_cmplt_epi8(block, _mm_set1_epi8(0x20)));
+  return static_cast<unsigned>(_mm_movemask_epi8(special));
+}
+#endif
+
 // Skips plain bytes 16 at a time (SSE2, which every x86-64 CPU has); stops
 // at the first byte that is not plain, or where fewer than 16 are left.
 const Byte* skip_plain_blocks(const Byte* at, const Byte* end)
 {
 #if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i space = _mm_set1_epi8(0x20);
   while (end - at >= 16) {
     const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
-    // A signed compare: bytes from 0x80 up are negative, so "below a space"
-    // finds control characters and non-ASCII bytes at once.
-    const __m128i special = _mm_or_si128(
-      _mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash)),
-      _mm_cmplt_epi8(block, space));
-    if (const int mask = _mm_movemask_epi8(special); mask != 0) {
-      return at + std::countr_zero(static_cast<unsigned>(mask));
+    if (const unsigned mask = special_mask_16(block); mask != 0) {
+      return at + std::countr_zero(mask);
     }
     at += 16;
   }
@@ -176,11 +182,7 @@ unsigned copy_block_16(const Byte* at, Byte* out)
 {
   const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out), block);
-  const __m128i special = _mm_or_si128(
-    _mm_or_si128(_mm_cmpeq_epi8(block, _mm_set1_epi8('"')),
-                 _mm_cmpeq_epi8(block, _mm_set1_epi8('\\'))),
-    _mm_cmplt_epi8(block, _mm_set1_epi8(0x20))); // signed: bytes from 0x80 up too
-  return static_cast<unsigned>(_mm_movemask_epi8(special));
+  return special_mask_16(block);
 }
 #endif
 
