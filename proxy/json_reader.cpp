@@ -1,5 +1,6 @@
 #include "proxy/json_reader.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -67,7 +68,7 @@ public:
   {
   }
 
-  // Reads the document into `out` (null on entry).
+  // Reads the document into `out`, reusing what it holds (see read_json_fast).
   bool read_document(nlohmann::json& out)
   {
     skip_space();
@@ -82,9 +83,10 @@ private:
   using Object = nlohmann::json::object_t;
   using Array = nlohmann::json::array_t;
 
-  // Reads a value into `out`, which is null: values are built where they
-  // end up, never moved from a temporary. `depth` is the nesting of the
-  // array or object the value is in.
+  // Reads a value into `out`, replacing what it holds: values are built
+  // where they end up, never moved from a temporary, and a string, array or
+  // object read where one was keeps its memory. `depth` is the nesting of
+  // the array or object the value is in.
   bool read_value(nlohmann::json& out, Place place, int depth)
   {
     if (m_at == m_end) {
@@ -95,10 +97,16 @@ private:
       return depth < k_max_depth && read_object(out, place, depth + 1);
     case '[':
       return depth < k_max_depth && read_array(out, depth + 1);
-    case '"':
+    case '"': {
       ++m_at;
-      out = nlohmann::json::value_t::string;
-      return read_string_body(*out.get_ptr<std::string*>());
+      auto* text = out.get_ptr<std::string*>();
+      if (text == nullptr) {
+        out = nlohmann::json::value_t::string;
+        text = out.get_ptr<std::string*>();
+      }
+      text->clear();
+      return read_string_body(*text);
+    }
     case 't':
       return read_literal("true", out, true);
     case 'f':
@@ -110,11 +118,73 @@ private:
     }
   }
 
+  // An object read where one was reuses the members of the same name (the
+  // last message's: a client sends the same shape each time) and removes
+  // the others at the end. It keeps track of the members it reads while
+  // they are few; past that, it reads the object again from an empty one.
   bool read_object(nlohmann::json& out, Place place, int depth)
   {
-    ++m_at; // '{'
-    out = nlohmann::json::value_t::object;
+    const char* const start = m_at;
+    if (!out.is_object()) {
+      out = nlohmann::json::value_t::object;
+    }
     Object& members = *out.get_ptr<Object*>();
+    if (members.size() > VisitedMembers::k_tracked) {
+      members.clear(); // too many to track: read afresh
+    }
+    if (!members.empty()) {
+      VisitedMembers visited;
+      if (read_members(members, place, depth, &visited)) {
+        if (!visited.overflowed) {
+          remove_unvisited(members, visited);
+          return true;
+        }
+      } else {
+        return false;
+      }
+      members.clear();
+      m_at = start;
+    }
+    return read_members(members, place, depth, nullptr);
+  }
+
+  // The members of an object that one read of it has set.
+  struct VisitedMembers {
+    static constexpr std::size_t k_tracked = 16;
+    std::array<const Object::value_type*, k_tracked> members{};
+    std::size_t count = 0;
+    bool overflowed = false;
+
+    void add(const Object::value_type* member)
+    {
+      if (std::find(members.begin(), members.begin() + count, member) != members.begin() + count) {
+        return; // a repeated key
+      }
+      if (count == k_tracked) {
+        overflowed = true;
+        return;
+      }
+      members[count++] = member;
+    }
+  };
+
+  static void remove_unvisited(Object& members, const VisitedMembers& visited)
+  {
+    if (members.size() == visited.count) {
+      return; // the same names as last time
+    }
+    const auto first = visited.members.begin();
+    const auto last = first + visited.count;
+    std::erase_if(members, [&](const Object::value_type& member) {
+      return std::find(first, last, &member) == last;
+    });
+  }
+
+  // Reads an object's members from its '{' into `members`, noting each one
+  // set in `visited` unless it is nullptr.
+  bool read_members(Object& members, Place place, int depth, VisitedMembers* visited)
+  {
+    ++m_at; // '{'
     skip_space();
     if (consume('}')) {
       return true;
@@ -140,8 +210,14 @@ private:
         if (!read_content(depth)) {
           return false;
         }
-      } else if (!read_value(slot(members, key), inner, depth)) {
-        return false;
+      } else {
+        auto& member = slot(members, key);
+        if (visited != nullptr) {
+          visited->add(&member);
+        }
+        if (!read_value(member.second, inner, depth)) {
+          return false;
+        }
       }
       skip_space();
       if (consume(',')) {
@@ -151,18 +227,18 @@ private:
     }
   }
 
-  // The member `key` of `members`, null: a new one, or a repeated key's
-  // (the last of repeated keys wins, as in JSON.parse).
-  static nlohmann::json& slot(Object& members, std::string_view key)
+  // The member `key` of `members`: the one already there (a repeated key,
+  // whose last value wins as in JSON.parse, or the last message's), or a
+  // new one, null.
+  static Object::value_type& slot(Object& members, std::string_view key)
   {
     auto at = members.lower_bound(key);
     if (at != members.end() && at->first == key) {
-      at->second = nullptr;
-      return at->second;
+      return *at;
     }
     at = members.emplace_hint(at, std::piecewise_construct, std::forward_as_tuple(key),
                               std::forward_as_tuple());
-    return at->second;
+    return *at;
   }
 
   // params.arguments.content, at nesting `depth` (its object's): hashed if
@@ -184,26 +260,36 @@ private:
     return read_value(ignored, Place::elsewhere, depth);
   }
 
+  // An array read where one was reuses its elements in order.
   bool read_array(nlohmann::json& out, int depth)
   {
     ++m_at; // '['
-    out = nlohmann::json::value_t::array;
+    if (!out.is_array()) {
+      out = nlohmann::json::value_t::array;
+    }
     Array& elements = *out.get_ptr<Array*>();
+    std::size_t count = 0;
     skip_space();
-    if (consume(']')) {
-      return true;
-    }
-    for (;;) {
-      skip_space();
-      if (!read_value(elements.emplace_back(), Place::elsewhere, depth)) {
-        return false;
+    if (!consume(']')) {
+      for (;;) {
+        skip_space();
+        nlohmann::json& element = count < elements.size() ? elements[count] : elements.emplace_back();
+        ++count;
+        if (!read_value(element, Place::elsewhere, depth)) {
+          return false;
+        }
+        skip_space();
+        if (consume(',')) {
+          continue;
+        }
+        if (!consume(']')) {
+          return false;
+        }
+        break;
       }
-      skip_space();
-      if (consume(',')) {
-        continue;
-      }
-      return consume(']');
     }
+    elements.resize(count);
+    return true;
   }
 
   // Reads a key into `key`: a view of the text when it holds no escape (the
@@ -340,16 +426,25 @@ private:
 
 } // namespace
 
+bool read_json_fast(std::string_view text, nlohmann::json& tree,
+                    std::optional<ContentHash>& content_hash)
+{
+  content_hash.reset();
+  if (!Reader(text, content_hash).read_document(tree)) {
+    content_hash.reset();
+    return false;
+  }
+  return true;
+}
+
 std::optional<nlohmann::json> read_json_fast(std::string_view text,
                                              std::optional<ContentHash>& content_hash)
 {
-  content_hash.reset();
-  nlohmann::json out;
-  if (!Reader(text, content_hash).read_document(out)) {
-    content_hash.reset();
+  nlohmann::json tree;
+  if (!read_json_fast(text, tree, content_hash)) {
     return std::nullopt;
   }
-  return out;
+  return tree;
 }
 
 } // namespace fsguard

@@ -25,4 +25,12 @@ namespace fsguard {
 std::optional<nlohmann::json> read_json_fast(std::string_view text,
                                              std::optional<ContentHash>& content_hash);
 
+// The same, read into `tree`, which may hold the last message read: its
+// objects, arrays and strings are reused where the new message has the same
+// shape, so that a client's requests, which look alike, cost no allocation.
+// The tree is then equal to the one read_json_fast() above returns. On
+// false, `tree` holds anything (the caller replaces it).
+bool read_json_fast(std::string_view text, nlohmann::json& tree,
+                    std::optional<ContentHash>& content_hash);
+
 } // namespace fsguard

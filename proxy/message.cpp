@@ -456,11 +456,18 @@ nlohmann::json parse_without_content(std::string_view text, std::optional<Conten
 ClientMessage parse_client_message(std::string_view line)
 {
   ClientMessage message;
-  if (auto parsed = read_json_fast(line, message.content_hash)) {
-    message.body = std::move(*parsed);
+  parse_client_message(line, message);
+  return message;
+}
+
+void parse_client_message(std::string_view line, ClientMessage& message)
+{
+  message.kind = MessageKind::invalid;
+  if (read_json_fast(line, message.body, message.content_hash)) {
+    // read, reusing the last line's tree
   } else if (nesting_depth(line) > k_max_nesting) {
     message.kind = MessageKind::too_deep;
-    return message;
+    return;
   } else {
     message.body = parse_without_content(line, message.content_hash);
   }
@@ -479,15 +486,15 @@ ClientMessage parse_client_message(std::string_view line)
   }
   if (message.body.is_discarded()) {
     message.kind = MessageKind::invalid;
-    return message;
+    return;
   }
   if (message.body.is_array()) {
     message.kind = MessageKind::batch;
-    return message;
+    return;
   }
   if (!message.body.is_object()) {
     message.kind = MessageKind::other;
-    return message;
+    return;
   }
   const nlohmann::json* id = nullptr;
   bool has_method = false;
@@ -513,7 +520,6 @@ ClientMessage parse_client_message(std::string_view line)
   } else {
     message.kind = MessageKind::other;
   }
-  return message;
 }
 
 namespace {

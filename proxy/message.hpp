@@ -44,6 +44,10 @@ struct ClientMessage {
 // content (see ClientMessage::content_hash).
 ClientMessage parse_client_message(std::string_view line);
 
+// The same into `message`, whose body (the last line's) is reused where the
+// new line has the same shape (see read_json_fast).
+void parse_client_message(std::string_view line, ClientMessage& message);
+
 // Frees `tree` (nested at most k_max_nesting deep, as a parsed message is),
 // leaving it null. Cheaper than assigning null: nlohmann's destructor moves
 // every member of every array and object onto a heap-allocated stack first.

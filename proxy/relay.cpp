@@ -39,10 +39,23 @@ nlohmann::json shallow_id(std::string_view text)
 // Handles one client line: `line` is the line with its newline (owned, to
 // forward without copying), `text` the same without it. `out` is empty, and
 // is left empty.
-awaitable<void> handle_client_line(Session& session, std::string line, Outbox& out)
+// The longest line whose parsed tree is kept for the next line to reuse
+// (requests are short and alike); a longer one's is freed before fsguard
+// waits on a peer, so that its memory is not held twice.
+constexpr std::size_t k_reused_tree_max_line = 64 * 1024;
+
+void free_tree_if_long(ClientMessage& message, std::size_t line_bytes)
+{
+  if (line_bytes > k_reused_tree_max_line) {
+    release_tree(message.body);
+  }
+}
+
+awaitable<void> handle_client_line(Session& session, std::string line, ClientMessage& message,
+                                   Outbox& out)
 {
   const std::string_view text(line.data(), line.size() - 1);
-  ClientMessage message = parse_client_message(text);
+  parse_client_message(text, message);
   switch (message.kind) {
   case MessageKind::invalid:
     session.log.warn("the client sent a line that is not valid JSON; answered with a parse error "
@@ -79,7 +92,7 @@ awaitable<void> handle_client_line(Session& session, std::string line, Outbox& o
       co_return;
     }
     session.guard.on_client_notification(std::move(line), message.body, out);
-    release_tree(message.body);
+    free_tree_if_long(message, text.size());
     co_await flush(session, out);
     co_return;
   }
@@ -90,7 +103,7 @@ awaitable<void> handle_client_line(Session& session, std::string line, Outbox& o
       co_return;
     }
     session.guard.on_client_request(std::move(line), message.body, message.content_hash, out);
-    release_tree(message.body); // free the parsed copy before waiting on a slow peer
+    free_tree_if_long(message, text.size());
     co_await flush(session, out);
     co_return;
   }
@@ -99,14 +112,14 @@ awaitable<void> handle_client_line(Session& session, std::string line, Outbox& o
       co_return;
     }
     session.guard.on_client_response(std::move(line), message.body, out);
-    release_tree(message.body);
+    free_tree_if_long(message, text.size());
     co_await flush(session, out);
     co_return;
   }
   case MessageKind::other:
     break;
   }
-  release_tree(message.body);
+  free_tree_if_long(message, text.size());
   if (!session.upstream.status()) {
     co_await send(session.upstream.input(), std::move(line));
   }
@@ -145,7 +158,8 @@ awaitable<void> relay_client_to_upstream(Session& session)
 {
   LineReader reader(session.client_in, session.config.max_line_bytes);
   session.heap_trimmer.watch(reader.buffer(), reader.k_buffer_bytes);
-  Outbox out; // reused for every line (flush empties it)
+  Outbox out;            // reused for every line (flush empties it)
+  ClientMessage message; // likewise: each line is parsed into the last one's tree
   for (;;) {
     reader.set_max_line_bytes(session.config.max_line_bytes); // it may be reloaded
     const LineEvent event = co_await reader.next();
@@ -169,7 +183,9 @@ awaitable<void> relay_client_to_upstream(Session& session)
     if (event.text.find_first_not_of(" \t\r") == std::string_view::npos) {
       continue;
     }
-    co_await handle_client_line(session, reader.take_line(), out);
+    const std::size_t line_bytes = event.text.size();
+    co_await handle_client_line(session, reader.take_line(), message, out);
+    free_tree_if_long(message, line_bytes); // whichever way the line went
   }
   session.client_done = true;
   co_await wait_for_answers(session);

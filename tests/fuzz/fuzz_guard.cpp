@@ -40,6 +40,11 @@ void check_fast_reader(std::string_view input)
 {
   std::optional<ContentHash> content_hash;
   const auto fast = read_json_fast(input, content_hash);
+  // Read again into the tree the last input left, read or not: the same
+  // verdict, and below, the same tree.
+  static nlohmann::json reused;
+  std::optional<ContentHash> reused_hash;
+  check(read_json_fast(input, reused, reused_hash) == fast.has_value());
   if (!fast) {
     return;
   }
@@ -59,6 +64,7 @@ void check_fast_reader(std::string_view input)
   }
   check(*fast == full && same_types(*fast, full) && fast->dump() == full.dump()
         && content_hash == expected);
+  check(reused == full && same_types(reused, full) && reused_hash == expected);
 }
 
 void fuzz_client_message(std::string_view input)

@@ -198,6 +198,60 @@ TEST_SUITE("json_reader")
     CHECK(fast > valid * 3 / 4); // it is the common path, not a rare one
   }
 
+  TEST_CASE("a tree reused from line to line reads each line as a fresh one does")
+  {
+    Generator generator(20261123);
+    nlohmann::json reused; // what the last document left, read or not
+    int compared = 0;
+    for (int round = 0; round < 30'000; ++round) {
+      const std::string text = generator.document();
+      CAPTURE(text);
+      std::optional<ContentHash> fresh_hash;
+      const auto fresh = read_json_fast(text, fresh_hash);
+      std::optional<ContentHash> reused_hash;
+      const bool read = read_json_fast(text, reused, reused_hash);
+      REQUIRE(read == fresh.has_value());
+      if (!read) {
+        CHECK_FALSE(reused_hash.has_value());
+        continue;
+      }
+      ++compared;
+      CHECK(reused == *fresh);
+      CHECK(same_types(reused, *fresh));
+      CHECK(reused_hash == fresh_hash);
+    }
+    CHECK(compared > 10'000);
+  }
+
+  TEST_CASE("a reused tree loses the members, elements and types the new line lacks")
+  {
+    nlohmann::json tree;
+    std::optional<ContentHash> content_hash;
+    const auto read = [&](const std::string& text) {
+      REQUIRE(read_json_fast(text, tree, content_hash));
+      CHECK(tree == nlohmann::json::parse(text));
+    };
+    read(R"({"id":1,"params":{"name":"write_file","arguments":{"path":"/a","old":"x"},"extra":[1,2,3]}})");
+    read(R"({"id":2,"params":{"name":"read_text_file","arguments":{"path":"/b"},"extra":[4]}})");
+    read(R"({"id":"3","params":{"arguments":"no longer an object","extra":{"now":"an object"}}})");
+    read(R"({"id":4,"id":5,"params":[{"a":1},{"b":2}]})"); // a repeated key: the last wins
+    read(R"({"params":[{"b":2}],"more":null})");
+    std::string many = R"({"params":{)";
+    for (int member = 0; member < 40; ++member) {
+      many += (member > 0 ? "," : "") + ("\"k" + std::to_string(member) + "\":" + std::to_string(member));
+    }
+    read(many + "}}"); // more members than it tracks: read afresh
+    read(R"({"params":{"k7":"seven","k39":39}})");
+    read(many + R"(,"k0":"again"}})");
+    read("[]");
+    REQUIRE(read_json_fast(R"({"params":{"arguments":{"path":"/c","content":"hashed, not kept"}}})",
+                           tree, content_hash));
+    CHECK(tree == nlohmann::json::parse(R"({"params":{"arguments":{"path":"/c"}}})"));
+    CHECK(content_hash == hash_bytes("hashed, not kept"));
+    read(R"({"params":{"arguments":{"path":"/c"}}})");
+    CHECK_FALSE(content_hash.has_value());
+  }
+
   TEST_CASE("numbers keep nlohmann's types, and edge cases go to the full parser")
   {
     std::optional<ContentHash> unused;
