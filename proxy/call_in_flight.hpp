@@ -45,9 +45,11 @@ struct CallInFlight {
   // it (what the agent saw), to apply the diff to; none if unknown.
   std::optional<std::string> edit_base;
   std::optional<CarriedOver> carried; // a stale change fsguard carried over
-  // A write's content as its raw JSON string, when small enough to keep
-  // once it is written: the agent knows it whole.
+  // A write's content, when small enough to keep once it is written (the
+  // agent knows it whole): as the reader decoded it, or else as its raw JSON
+  // string, decoded once the answer is relayed.
   std::optional<std::string> written;
+  bool written_is_raw = true;
   std::uint64_t sent_at = 0; // the guard's moment when the client sent it
   std::chrono::steady_clock::time_point started{};
   bool expired = false; // no answer in time: it no longer holds other calls

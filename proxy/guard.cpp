@@ -177,11 +177,12 @@ void Guard::settle_reads()
         || (record->hash_state == HashState::known && m_kept.find(record->hash) != nullptr)) {
       continue; // nothing to keep, or kept already (a file read again)
     }
-    auto text = decoded_json_string(shown.raw(), m_kept.budget().file_bytes);
-    if (!text) {
+    auto text = shown.decoded ? std::optional<std::string>(std::move(shown.owned))
+                              : decoded_json_string(shown.raw(), m_kept.budget().file_bytes);
+    if (!text || text->size() > m_kept.budget().file_bytes) {
       continue;
     }
-    const ContentHash hash = m_disk.hash_of(*text);
+    const ContentHash hash = shown.hash ? *shown.hash : m_disk.hash_of(*text);
     if (record->hash_state == HashState::lost && shown.read) {
       // The file changed before its hash was taken, but the text is what
       // the agent saw, byte for byte where it was valid UTF-8 (elsewhere
@@ -271,8 +272,7 @@ void Guard::answer_error(const nlohmann::json& id, RpcError code, std::string_vi
 }
 
 void Guard::on_client_request(std::string line, const nlohmann::json& request,
-                              const std::optional<ContentHash>& content_hash, Outbox& out,
-                              Clock::time_point now)
+                              ContentArgument content, Outbox& out, Clock::time_point now)
 {
   const RequestMembers members = request_members(request);
   const auto& id = *members.id;
@@ -353,10 +353,10 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
       held_before.push_back(&*held.described);
     }
   }
-  Attempt attempt = try_run(line, id, std::move(what), content_hash, key, *opened, sent_at,
+  Attempt attempt = try_run(line, id, std::move(what), content, key, *opened, sent_at,
                             held_before, out, now);
   if (attempt.outcome != Outcome::ran) {
-    m_held.push_back(Held{std::move(line), request, content_hash, key, sent_at,
+    m_held.push_back(Held{std::move(line), request, std::move(content), key, sent_at,
                           attempt.outcome == Outcome::waiting_for_directories,
                           std::move(attempt.call), now});
   }
@@ -393,8 +393,7 @@ CallInFlight Guard::describe(const nlohmann::json& id, GuardedCall what,
 }
 
 Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
-                              std::optional<GuardedCall> what,
-                              const std::optional<ContentHash>& content_hash,
+                              std::optional<GuardedCall> what, ContentArgument& content,
                               const std::string& key, PendingRequest& entry, std::uint64_t sent_at,
                               const std::vector<const CallInFlight*>& held_before, Outbox& out,
                               Clock::time_point now)
@@ -411,7 +410,7 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
-  CallInFlight call = describe(id, std::move(*what), content_hash);
+  CallInFlight call = describe(id, std::move(*what), content.hash);
   call.sent_at = sent_at;
   if (awaits_directories(call)) {
     // The server's allowed directories are in doubt: ask it, and hold the
@@ -441,6 +440,10 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
   }
   if (awaits_upstream(call, out, now)) {
     return {Outcome::held, std::move(call)}; // later calls on its files wait behind it
+  }
+  if (call.expected && content.text) {
+    call.written = std::move(content.text); // start() keeps it or not
+    call.written_is_raw = false;
   }
   start(std::move(line), std::move(call), key, entry, out, now);
   if (m_view) {
@@ -728,12 +731,19 @@ void Guard::start(std::string line, CallInFlight&& call, const std::string& key,
     if (call.what.role == ToolRole::write && call.expected && !call.carried
         && (m_kept.budget().total_bytes > 0 || m_view)) {
       // What the agent writes, it knows whole: kept once the write is done
-      // (decoded only then, by settle_reads()). With verify: upstream its
-      // text is the record, whatever its size.
-      const auto raw = skim_content_argument(line);
-      if (raw && (m_view || raw->size() <= max_raw_json_string(m_kept.budget().file_bytes))) {
+      // (when only its raw JSON string is at hand, decoded only then, by
+      // settle_reads()). With verify: upstream its text is the record,
+      // whatever its size.
+      if (!call.written_is_raw) {
+        if (!m_view && call.written->size() > m_kept.budget().file_bytes) {
+          call.written.reset();
+        }
+      } else if (const auto raw = skim_content_argument(line);
+                 raw && (m_view || raw->size() <= max_raw_json_string(m_kept.budget().file_bytes))) {
         call.written = std::string(*raw);
       }
+    } else {
+      call.written.reset(); // not what goes to the file, or nothing to keep it for
     }
   } else {
     call.read_starts.reserve(call.files.size());
@@ -1516,7 +1526,12 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       if (expected_text && expected == record->hash) {
         keep_text(record->hash, std::move(*expected_text));
       } else if (call.written) {
-        m_shown_texts.push_back(ShownText{file, std::move(*call.written), {}, false});
+        ShownText written{file, std::move(*call.written), {}, false};
+        written.decoded = !call.written_is_raw;
+        if (written.decoded) {
+          written.hash = call.expected; // the reader hashed these very bytes
+        }
+        m_shown_texts.push_back(std::move(written));
       }
     }
     break;
@@ -1608,7 +1623,9 @@ void Guard::record_upstream_change(const CallInFlight& call, const std::string& 
 {
   std::optional<std::string> text = expected_text;
   if (!text && call.written) {
-    text = decoded_json_string(*call.written, std::numeric_limits<std::size_t>::max());
+    text = call.written_is_raw
+             ? decoded_json_string(*call.written, std::numeric_limits<std::size_t>::max())
+             : call.written;
   }
   if (!expected || !text || hash_bytes(*text) != *expected) {
     // What the change left is unknown: the next change needs a read first.
@@ -1647,7 +1664,7 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
     }
     Attempt attempt = try_run(held.line, member(held.request, "id"),
                               guarded(held.request), // the map now
-                              held.content_hash, held.key,
+                              held.content, held.key,
                               *m_ledger.find(Peer::upstream, held.key), held.sent_at,
                               held_before, out, now);
     if (attempt.outcome == Outcome::ran) {

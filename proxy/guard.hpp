@@ -58,10 +58,10 @@ public:
 
   // Takes a client request `request` (parsed) whose raw text is `line`:
   // forwards it, refuses it, answers it with a veto, or holds it until
-  // earlier calls on its files are answered. `content_hash` is the hash of
-  // params.arguments.content, if a string. `now` starts its clock.
+  // earlier calls on its files are answered. `content` is what the reader
+  // found of params.arguments.content. `now` starts its clock.
   void on_client_request(std::string line, const nlohmann::json& request,
-                         const std::optional<ContentHash>& content_hash, Outbox& out,
+                         ContentArgument content, Outbox& out,
                          Clock::time_point now = Clock::now());
 
   // Takes a client notification `notification` whose raw text is `line`.
@@ -150,7 +150,7 @@ private:
   struct Held {
     std::string line;
     nlohmann::json request; // the request as parsed, minus a write's content
-    std::optional<ContentHash> content_hash;
+    ContentArgument content;
     std::string key;
     std::uint64_t sent_at = 0;
     bool awaiting_directories = false; // re-described once they are known
@@ -179,11 +179,13 @@ private:
   // until settle_reads() (see on_upstream_response); a written one is owned.
   struct ShownText {
     std::string file;
-    std::string owned;
+    std::string owned; // raw JSON, or the text itself if `decoded`
     std::string_view in_answer;
     bool read = false;
     std::uint64_t shown_at = 0; // a read's: the moment its answer was shown
     bool is_file_bytes = false; // its tool's text is the file's bytes (ToolSpec)
+    bool decoded = false;       // `owned` is the text, not its JSON string
+    std::optional<ContentHash> hash; // the text's, when known (a decoded write's)
     std::string_view raw() const { return owned.empty() ? in_answer : std::string_view(owned); }
   };
   // What fsguard showed the agent of `file` in its own text at `shown`,
@@ -255,7 +257,7 @@ private:
   // no longer a file tool), unless it must wait for the calls `held_before`
   // it or in flight, or for the server's directories.
   Attempt try_run(std::string& line, const nlohmann::json& id,
-                  std::optional<GuardedCall> what, const std::optional<ContentHash>& content_hash,
+                  std::optional<GuardedCall> what, ContentArgument& content,
                   const std::string& key, PendingRequest& entry, std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
                   Outbox& out, Clock::time_point now);
   bool awaits_directories(const CallInFlight& call) const;

@@ -61,10 +61,44 @@ private:
   ContentHasher m_hasher;
 };
 
+// Takes a write's decoded content: keeps its bytes while they are at most
+// k_decoded_content_bytes, and hashes them (a longer content is only
+// hashed, and none of it kept).
+class ContentSink final : public ByteSink {
+public:
+  explicit ContentSink(std::string* text) : m_text(text) {}
+
+  void append(const char* bytes, std::size_t size) override
+  {
+    if (m_text != nullptr) {
+      if (size <= k_decoded_content_bytes - m_text->size()) {
+        m_text->append(bytes, size);
+        return;
+      }
+      m_hasher.append(m_text->data(), m_text->size()); // too long to keep: only hashed
+      m_text->clear();
+      m_text->shrink_to_fit();
+      m_text = nullptr;
+    }
+    m_hasher.append(bytes, size);
+  }
+
+  // The hash of everything appended.
+  ContentHash digest() { return m_text != nullptr ? hash_bytes(*m_text) : m_hasher.digest(); }
+  // Whether the text holds everything appended.
+  bool kept() const { return m_text != nullptr; }
+
+private:
+  std::string* m_text;
+  HashSink m_hasher;
+};
+
 class Reader {
 public:
-  Reader(std::string_view text, std::optional<ContentHash>& content_hash)
-    : m_at(text.data()), m_end(text.data() + text.size()), m_content_hash(content_hash)
+  Reader(std::string_view text, std::optional<ContentHash>& content_hash,
+         std::optional<std::string>* content_text)
+    : m_at(text.data()), m_end(text.data() + text.size()), m_content_hash(content_hash),
+      m_content_text(content_text)
   {
   }
 
@@ -204,7 +238,7 @@ private:
                           : place == Place::params && key == "arguments" ? Place::arguments
                                                                          : Place::elsewhere;
       if (inner != Place::elsewhere) {
-        m_content_hash.reset(); // a repeated key replaces what the earlier one held
+        forget_content(); // a repeated key replaces what the earlier one held
       }
       if (place == Place::arguments && key == "content") {
         if (!read_content(depth)) {
@@ -242,22 +276,45 @@ private:
   }
 
   // params.arguments.content, at nesting `depth` (its object's): hashed if
-  // a string, never kept, and nested no deeper than any other value.
+  // a string, and decoded into m_content_text if asked and short enough;
+  // never in the tree, and nested no deeper than any other value.
   bool read_content(int depth)
   {
-    m_content_hash.reset();
+    forget_content();
     if (m_at != m_end && *m_at == '"') {
-      HashSink sink;
+      std::string* text = nullptr;
+      if (m_content_text != nullptr) {
+        text = &m_content_text->emplace();
+        // At most as long as the rest of the line: no regrowing on the way.
+        text->reserve(std::min(static_cast<std::size_t>(m_end - m_at), k_decoded_content_bytes));
+      }
+      ContentSink sink(text);
       const char* after = decode_json_string(m_at + 1, m_end, sink);
       if (after == nullptr) {
         return false;
       }
       m_at = after;
       m_content_hash = sink.digest();
+      if (!sink.kept()) {
+        forget_content_text();
+      }
       return true;
     }
     nlohmann::json ignored;
     return read_value(ignored, Place::elsewhere, depth);
+  }
+
+  void forget_content()
+  {
+    m_content_hash.reset();
+    forget_content_text();
+  }
+
+  void forget_content_text()
+  {
+    if (m_content_text != nullptr) {
+      m_content_text->reset();
+    }
   }
 
   // An array read where one was reuses its elements in order.
@@ -421,17 +478,26 @@ private:
   const char* m_at;
   const char* m_end;
   std::optional<ContentHash>& m_content_hash;
+  std::optional<std::string>* m_content_text; // nullptr: not asked for
   std::string m_key; // an escaped key, decoded
 };
 
 } // namespace
 
 bool read_json_fast(std::string_view text, nlohmann::json& tree,
-                    std::optional<ContentHash>& content_hash)
+                    std::optional<ContentHash>& content_hash,
+                    std::optional<std::string>* content_text)
 {
+  Reader reader(text, content_hash, content_text);
   content_hash.reset();
-  if (!Reader(text, content_hash).read_document(tree)) {
+  if (content_text != nullptr) {
+    content_text->reset();
+  }
+  if (!reader.read_document(tree)) {
     content_hash.reset();
+    if (content_text != nullptr) {
+      content_text->reset();
+    }
     return false;
   }
   return true;

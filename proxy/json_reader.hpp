@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -25,12 +26,21 @@ namespace fsguard {
 std::optional<nlohmann::json> read_json_fast(std::string_view text,
                                              std::optional<ContentHash>& content_hash);
 
+// The longest content read_json_fast() decodes into `content_text`: the
+// most of a written file the guard keeps by default (KeptTextBudget).
+inline constexpr std::size_t k_decoded_content_bytes = 1024 * 1024;
+
 // The same, read into `tree`, which may hold the last message read: its
 // objects, arrays and strings are reused where the new message has the same
 // shape, so that a client's requests, which look alike, cost no allocation.
 // The tree is then equal to the one read_json_fast() above returns. On
 // false, `tree` holds anything (the caller replaces it).
+//
+// If `content_text` is given, it is set to params.arguments.content decoded
+// (the bytes `content_hash` hashes) when that is a string of at most
+// k_decoded_content_bytes bytes, and reset otherwise.
 bool read_json_fast(std::string_view text, nlohmann::json& tree,
-                    std::optional<ContentHash>& content_hash);
+                    std::optional<ContentHash>& content_hash,
+                    std::optional<std::string>* content_text = nullptr);
 
 } // namespace fsguard

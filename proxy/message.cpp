@@ -463,7 +463,7 @@ ClientMessage parse_client_message(std::string_view line)
 void parse_client_message(std::string_view line, ClientMessage& message)
 {
   message.kind = MessageKind::invalid;
-  if (read_json_fast(line, message.body, message.content_hash)) {
+  if (read_json_fast(line, message.body, message.content_hash, &message.content_text)) {
     // read, reusing the last line's tree
   } else if (nesting_depth(line) > k_max_nesting) {
     message.kind = MessageKind::too_deep;

@@ -32,12 +32,23 @@ inline constexpr std::size_t k_max_nesting = 128;
 // The deepest nesting of arrays and objects in `text` (strings skipped).
 std::size_t nesting_depth(std::string_view text);
 
+// params.arguments.content of a client request, as the reader found it.
+struct ContentArgument {
+  std::optional<ContentHash> hash; // of its UTF-8 bytes, when it is a string
+  // Those bytes, when at most k_decoded_content_bytes (see read_json_fast):
+  // what a write puts in the file, for the guard to keep once written.
+  std::optional<std::string> text;
+};
+
 struct ClientMessage {
   MessageKind kind = MessageKind::invalid;
   nlohmann::json body; // discarded unless kind is request/notification/response/other
   // params.arguments.content, which can be megabytes, is not kept in `body`:
   // only its content hash (XXH3-128 of its UTF-8 bytes) when it is a string.
   std::optional<ContentHash> content_hash;
+  // The same content decoded, when it is at most k_decoded_content_bytes:
+  // what a write puts in the file, for the guard to keep once it is written.
+  std::optional<std::string> content_text;
 };
 
 // Parses a client `line` completely, except for the bulk of a write's

@@ -102,7 +102,10 @@ awaitable<void> handle_client_line(Session& session, std::string line, ClientMes
                                                       session.upstream.gone_message()));
       co_return;
     }
-    session.guard.on_client_request(std::move(line), message.body, message.content_hash, out);
+    session.guard.on_client_request(std::move(line), message.body,
+                                    ContentArgument{message.content_hash,
+                                                    std::move(message.content_text)},
+                                    out);
     free_tree_if_long(message, text.size());
     co_await flush(session, out);
     co_return;

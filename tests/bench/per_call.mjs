@@ -115,12 +115,12 @@ function transcript(kind, dir, count) {
     { jsonrpc: '2.0', method: 'notifications/initialized' },
     request('tools/list', {}),
   ];
-  const written = text(4 * KiB, 'written');
   for (let i = 0; i < count; i++) {
     const file = path.join(dir, `f${i}.txt`);
     if (kind === 'list') lines.push(call('list_directory', { path: dir }));
     else lines.push(call('read_text_file', { path: file }));
-    if (kind === 'rw4k') lines.push(call('write_file', { path: file, content: written }));
+    // Each write its own text too, as an agent's are.
+    if (kind === 'rw4k') lines.push(call('write_file', { path: file, content: text(4 * KiB, `written ${i}`) }));
   }
   return lines.map((line) => JSON.stringify(line));
 }

@@ -351,7 +351,7 @@ private:
     if (member(member(request, "params"), "name") == "write_file") {
       m_sent_contents[key] = arguments["content"]; // ids of writes are never reused
     }
-    m_guard.on_client_request(request.dump() + "\n", request, hash, out, m_now);
+    m_guard.on_client_request(request.dump() + "\n", request, ContentArgument{hash}, out, m_now);
     take(out);
   }
 

@@ -71,22 +71,23 @@ struct Session {
 
   static std::string json_line(const nlohmann::json& message) { return message.dump() + "\n"; }
 
-  void request(const std::string& line, const std::optional<ContentHash>& hash = std::nullopt)
+  void request(const std::string& line, ContentArgument content = {})
   {
     out = Outbox{};
-    guard.on_client_request(line, nlohmann::json::parse(line), hash, out, now);
+    guard.on_client_request(line, nlohmann::json::parse(line), std::move(content), out, now);
   }
 
   // A tools/call of `tool` with `arguments` as request `id`.
   void call(const nlohmann::json& id, const std::string& tool, nlohmann::json arguments)
   {
-    std::optional<ContentHash> hash;
+    ContentArgument content; // as the reader finds it
     if (arguments.contains("content") && arguments["content"].is_string()) {
-      hash = fake_hash(arguments["content"].get<std::string>());
+      content.text = arguments["content"].get<std::string>();
+      content.hash = fake_hash(*content.text);
     }
     request(json_line({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
                        {"params", {{"name", tool}, {"arguments", arguments}}}}),
-            hash);
+            std::move(content));
   }
 
   // The server asks for the client's roots, and the client answers `uri`.
@@ -322,7 +323,7 @@ TEST_SUITE("guard")
       R"({"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}}})";
     const auto message = parse_client_message(line);
     s.out = Outbox{};
-    s.guard.on_client_request(line + "\n", message.body, std::nullopt, s.out, s.now);
+    s.guard.on_client_request(line + "\n", message.body, {}, s.out, s.now);
     REQUIRE(s.out.to_upstream.size() == 1);
     const std::string answer = R"({"jsonrpc":"2.0","id":"\ud800","result":{"content":[]}})";
     s.out = Outbox{};
@@ -340,7 +341,7 @@ TEST_SUITE("guard")
       const nlohmann::json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", "initialize"},
                                       {"params", nlohmann::json::object()}};
       out = Outbox{};
-      guard.on_client_request(request.dump() + "\n", request, std::nullopt, out);
+      guard.on_client_request(request.dump() + "\n", request, {}, out);
     };
     initialize(1);
     const std::string failed = R"({"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}})";
@@ -359,7 +360,7 @@ TEST_SUITE("guard")
       const nlohmann::json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method},
                                       {"params", nlohmann::json::object()}};
       out = Outbox{};
-      guard.on_client_request(request.dump() + "\n", request, std::nullopt, out);
+      guard.on_client_request(request.dump() + "\n", request, {}, out);
     };
     send(1, "tools/list");
     send(1, "initialize"); // id 1 is pending: refused, never sent
@@ -399,7 +400,7 @@ TEST_SUITE("guard")
         {"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
         {"params", {{"name", "write_file"}, {"arguments", {{"path", "/ws/t.xlsx"}, {"content", "[[1,2]]"}}}}}};
       out = Outbox{};
-      guard.on_client_request(request.dump() + "\n", request, fake_hash("[[1,2]]"), out);
+      guard.on_client_request(request.dump() + "\n", request, ContentArgument{fake_hash("[[1,2]]")}, out);
       return out.to_upstream.size() == 1;
     };
     REQUIRE(write(1));
@@ -833,6 +834,35 @@ nlohmann::json one_edit(const std::string& path, const std::string& old_text,
 
 TEST_SUITE("guard: stale changes")
 {
+  TEST_CASE("a write's content is kept for the next veto's diff as the reader decoded it, or from its line")
+  {
+    for (const bool decoded : {true, false}) {
+      CAPTURE(decoded);
+      Session s;
+      s.disk.write("/ws/a.txt", numbered_lines(10));
+      s.read_content(1, "/ws/a.txt");
+      const std::string written = numbered_lines(30);
+      // The line itself holds no content when the reader decoded it: what
+      // is kept can only be the reader's text, never a second skim of it.
+      nlohmann::json arguments = {{"path", "/ws/a.txt"}};
+      if (!decoded) {
+        arguments["content"] = written;
+      }
+      s.request(Session::json_line({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
+                                    {"params", {{"name", "write_file"}, {"arguments", arguments}}}}),
+                ContentArgument{fake_hash(written),
+                                decoded ? std::optional<std::string>(written) : std::nullopt});
+      REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+      s.disk.write("/ws/a.txt", written);
+      s.answer_text(2, "Successfully wrote to /ws/a.txt");
+      s.disk.write("/ws/a.txt", replaced(written, "line 20\n", "// changed\n"));
+      s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "x"}});
+      REQUIRE(s.answered(3) == "changed");
+      CHECK(s.client_line(3)["result"]["_meta"]["fsguard/veto"]["diff_complete"] == true);
+      CHECK(s.client_text(3).find("-line 20\n+// changed\n") != std::string::npos);
+    }
+  }
+
   TEST_CASE("a changed veto after a whole read shows the diff, and counts as a read")
   {
     Session s;

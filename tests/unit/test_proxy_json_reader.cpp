@@ -209,16 +209,24 @@ TEST_SUITE("json_reader")
       std::optional<ContentHash> fresh_hash;
       const auto fresh = read_json_fast(text, fresh_hash);
       std::optional<ContentHash> reused_hash;
-      const bool read = read_json_fast(text, reused, reused_hash);
+      std::optional<std::string> content_text = "left from the last line";
+      const bool read = read_json_fast(text, reused, reused_hash, &content_text);
       REQUIRE(read == fresh.has_value());
       if (!read) {
         CHECK_FALSE(reused_hash.has_value());
+        CHECK_FALSE(content_text.has_value());
         continue;
       }
       ++compared;
       CHECK(reused == *fresh);
       CHECK(same_types(reused, *fresh));
       CHECK(reused_hash == fresh_hash);
+      // The decoded content is there exactly when it was hashed (all short
+      // here), and it is what was hashed.
+      REQUIRE(content_text.has_value() == reused_hash.has_value());
+      if (content_text) {
+        CHECK(hash_bytes(*content_text) == *reused_hash);
+      }
     }
     CHECK(compared > 10'000);
   }
@@ -250,6 +258,44 @@ TEST_SUITE("json_reader")
     CHECK(content_hash == hash_bytes("hashed, not kept"));
     read(R"({"params":{"arguments":{"path":"/c"}}})");
     CHECK_FALSE(content_hash.has_value());
+  }
+
+  TEST_CASE("a content up to k_decoded_content_bytes is decoded for the guard, a longer one only hashed")
+  {
+    nlohmann::json tree;
+    std::optional<ContentHash> content_hash;
+    std::optional<std::string> content_text;
+    const auto write = [](const std::string& raw_content) {
+      return R"({"params":{"arguments":{"path":"/a","content":")" + raw_content + R"("}}})";
+    };
+    REQUIRE(read_json_fast(write(R"(caf\u00e9\n)"), tree, content_hash, &content_text));
+    CHECK(content_text == "caf\xC3\xA9\n");
+    for (const std::size_t size : {k_decoded_content_bytes, k_decoded_content_bytes + 1}) {
+      CAPTURE(size);
+      // Escapes, so that the text is decoded in many pieces on its way past the limit.
+      std::string raw;
+      std::string decoded;
+      while (decoded.size() < size) {
+        raw += decoded.size() % 100 == 0 ? "\\n" : "x";
+        decoded += decoded.size() % 100 == 0 ? '\n' : 'x';
+      }
+      REQUIRE(read_json_fast(write(raw), tree, content_hash, &content_text));
+      REQUIRE(content_hash.has_value());
+      CHECK(*content_hash == hash_bytes(decoded));
+      CHECK(content_text.has_value() == (size <= k_decoded_content_bytes));
+      if (content_text) {
+        CHECK(*content_text == decoded);
+      }
+    }
+    REQUIRE(read_json_fast(R"({"params":{"arguments":{"content":"first","content":5}}})", tree,
+                           content_hash, &content_text));
+    CHECK_FALSE(content_text.has_value());
+    REQUIRE(read_json_fast(R"({"params":{"arguments":{"content":"first"},"arguments":{}}})", tree,
+                           content_hash, &content_text));
+    CHECK_FALSE(content_text.has_value());
+    REQUIRE(read_json_fast(R"({"params":{"arguments":{"content":5,"content":"last"}}})", tree,
+                           content_hash, &content_text));
+    CHECK(content_text == "last");
   }
 
   TEST_CASE("numbers keep nlohmann's types, and edge cases go to the full parser")

@@ -47,7 +47,7 @@ struct RemoteSession {
   void request(const nlohmann::json& message, std::optional<ContentHash> hash = std::nullopt)
   {
     out = Outbox{};
-    guard.on_client_request(message.dump() + "\n", message, hash, out, now);
+    guard.on_client_request(message.dump() + "\n", message, ContentArgument{hash}, out, now);
   }
 
   void notify(const nlohmann::json& message)
