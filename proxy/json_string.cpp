@@ -8,6 +8,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -212,12 +213,47 @@ __attribute__((target("avx2"))) unsigned copy_block_32(const Byte* at, Byte* out
 }
 #endif
 
+// Copies plain bytes from `at` to `out` a block of `k_width` at a time while
+// a whole block is left before `end` and fewer than `room` bytes are
+// copied; returns how many were. A block is stored whole before its first
+// special byte is found, so `out` must hold `room` + k_slack bytes. The loop
+// makes no call, so the compare's constants stay in registers from one
+// block to the next.
+template <std::size_t k_width>
+std::size_t copy_plain_blocks(const Byte* at, const Byte* end, Byte* out, std::size_t room)
+{
+  const auto left = static_cast<std::size_t>(end - at);
+  if (left < k_width) {
+    return 0;
+  }
+  const std::size_t last_start = std::min(room, left - k_width + 1); // blocks start before it
+  std::size_t copied = 0;
+  while (copied < last_start) {
+    unsigned mask = 0;
+    if constexpr (k_width == 32) {
+#if defined(__x86_64__)
+      mask = copy_block_32(at + copied, out + copied); // only instantiated there
+#endif
+    } else {
+#if defined(__SSE2__)
+      mask = copy_block_16(at + copied, out + copied); // only instantiated there
+#endif
+    }
+    if (mask != 0) {
+      return copied + static_cast<std::size_t>(std::countr_zero(mask));
+    }
+    copied += k_width;
+  }
+  return copied;
+}
+
 // Decodes the string body from `at` into `out` until its closing quote, or
 // until `room` bytes are written, and notes in `facts` what it wrote. `out`
 // holds `room` + k_slack bytes: plain bytes are copied a block of `k_width`
-// at a time, and the block is stored whole before its first special byte is
-// found, so a run of plain text costs no call and no byte loop. (k_width 1:
-// a byte at a time.) Facts are only ever set: a plain block has none to note.
+// at a time (copy_plain_blocks), so a run of plain text costs no call and
+// no byte loop; the bytes short of a block at the end, one at a time.
+// (k_width 1: all a byte at a time.) Facts are only ever set: a plain block
+// has none to note.
 template <std::size_t k_width>
 Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room,
                    DecodedFacts& facts)
@@ -229,34 +265,19 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room,
       return {at, written, ChunkEnd::full};
     }
     if constexpr (k_width > 1) {
-      if (static_cast<std::size_t>(end - at) >= k_width) {
-        unsigned mask = 0;
-        if constexpr (k_width == 32) {
-#if defined(__x86_64__)
-          mask = copy_block_32(at, out + written); // only instantiated there
-#endif
-        } else {
-#if defined(__SSE2__)
-          mask = copy_block_16(at, out + written); // only instantiated there
-#endif
-        }
-        const std::size_t plain =
-          mask == 0 ? k_width : static_cast<std::size_t>(std::countr_zero(mask));
-        at += plain;
-        written += plain;
-        if (mask == 0) {
-          continue;
-        }
-      } else if (at < end && is_plain(*at)) {
+      const std::size_t plain = copy_plain_blocks<k_width>(at, end, out + written, room - written);
+      at += plain;
+      written += plain;
+      if (written >= room) {
+        return {at, written, ChunkEnd::full}; // the block ran past `room`: the rest in the next chunk
+      }
+      if (static_cast<std::size_t>(end - at) < k_width && at < end && is_plain(*at)) {
         out[written++] = *at++;
         continue;
       }
     } else if (at < end && is_plain(*at)) {
       out[written++] = *at++;
       continue;
-    }
-    if (written >= room) {
-      return {at, written, ChunkEnd::full}; // the block ran past `room`: the rest in the next chunk
     }
     if (at == end) {
       return {at, written, ChunkEnd::invalid}; // no closing quote
