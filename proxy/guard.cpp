@@ -177,22 +177,26 @@ void Guard::settle_reads()
         || (record->hash_state == HashState::known && m_kept.find(record->hash) != nullptr)) {
       continue; // nothing to keep, or kept already (a file read again)
     }
-    auto text = shown.decoded ? std::optional<std::string>(std::move(shown.owned))
-                              : decoded_json_string(shown.raw(), m_kept.budget().file_bytes);
-    if (!text || text->size() > m_kept.budget().file_bytes) {
+    // A write's text came decoded from the reader, with its hash; what its
+    // decoder saw of it is not at hand, so its traits would be scanned.
+    auto decoded = shown.decoded
+                     ? std::optional<DecodedText>(DecodedText{std::move(shown.owned),
+                                                              DecodedFacts{true, true}})
+                     : decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
+    if (!decoded || decoded->text.size() > m_kept.budget().file_bytes) {
       continue;
     }
-    const ContentHash hash = shown.hash ? *shown.hash : m_disk.hash_of(*text);
+    const ContentHash hash = shown.hash ? *shown.hash : m_disk.hash_of(decoded->text);
     if (record->hash_state == HashState::lost && shown.read) {
       // The file changed before its hash was taken, but the text is what
       // the agent saw, byte for byte where it was valid UTF-8 (elsewhere
       // U+FFFD, which no later content matches by chance).
-      m_tracker.recover_seen(shown.file, hash, content_traits(*text));
+      m_tracker.recover_seen(shown.file, hash, content_traits(*decoded));
     }
     // Kept only if it is exactly the content the record says the agent
     // saw whole: what the answer showed or the agent wrote, and the disk held.
     if (record->hash_state == HashState::known && hash == record->hash) {
-      keep_text(hash, std::move(*text));
+      keep_text(hash, std::move(decoded->text));
     }
   }
   m_shown_texts.clear();
@@ -206,14 +210,15 @@ void Guard::settle_from_answer(const ShownText& shown)
       || static_cast<std::uint64_t>(record->trusted_stat->size) > shown.raw().size()) {
     return; // not this read's record, or a text too short to be the file: not worth decoding
   }
-  auto text = decoded_json_string(shown.raw(), m_kept.budget().file_bytes);
-  if (!text || text->find("\xEF\xBF\xBD") != std::string::npos) {
+  auto decoded = decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
+  if (!decoded || holds_replacement_character(*decoded)) {
     return; // the server may have put U+FFFD for bytes that are not UTF-8: hash the file
   }
-  const ContentDigest digest{m_disk.hash_of(*text), content_traits(*text)};
+  // The traits come from what the decoder saw (no scan) for ASCII text.
+  const ContentDigest digest{m_disk.hash_of(decoded->text), content_traits(*decoded)};
   if (m_tracker.settle_from_text(shown.file, shown.shown_at, digest,
-                                 static_cast<std::int64_t>(text->size()))) {
-    keep_text(digest.hash, std::move(*text));
+                                 static_cast<std::int64_t>(decoded->text.size()))) {
+    keep_text(digest.hash, std::move(decoded->text));
   }
 }
 

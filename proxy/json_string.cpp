@@ -8,6 +8,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -171,6 +172,18 @@ constexpr std::array<Byte, 256> k_simple_escapes = [] {
   return table;
 }();
 
+// Notes in `facts` what the UTF-8 of a "\\u" escape, which begins with
+// `lead`, wrote: a code point from 0x80 up begins with a byte from 0x80 up,
+// and "\\u000d" is a carriage return.
+void note_unicode_escape(Byte lead, DecodedFacts& facts)
+{
+  if (lead >= 0x80) {
+    facts.non_ascii = true;
+  } else if (lead == '\r') {
+    facts.carriage_return = true;
+  }
+}
+
 // Bytes a chunk may write past `room`: a whole block, stored before it is
 // known how much of it is plain.
 constexpr std::size_t k_slack = 32;
@@ -200,13 +213,50 @@ __attribute__((target("avx2"))) unsigned copy_block_32(const Byte* at, Byte* out
 }
 #endif
 
-// Decodes the string body from `at` into `out` until its closing quote, or
-// until `room` bytes are written. `out` holds `room` + k_slack bytes: plain
-// bytes are copied a block of `k_width` at a time, and the block is stored
-// whole before its first special byte is found, so a run of plain text
-// costs no call and no byte loop. (k_width 1: a byte at a time.)
+// Copies plain bytes from `at` to `out` a block of `k_width` at a time while
+// a whole block is left before `end` and fewer than `room` bytes are
+// copied; returns how many were. A block is stored whole before its first
+// special byte is found, so `out` must hold `room` + k_slack bytes. The loop
+// makes no call, so the compare's constants stay in registers from one
+// block to the next.
 template <std::size_t k_width>
-Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
+std::size_t copy_plain_blocks(const Byte* at, const Byte* end, Byte* out, std::size_t room)
+{
+  const auto left = static_cast<std::size_t>(end - at);
+  if (left < k_width) {
+    return 0;
+  }
+  const std::size_t last_start = std::min(room, left - k_width + 1); // blocks start before it
+  std::size_t copied = 0;
+  while (copied < last_start) {
+    unsigned mask = 0;
+    if constexpr (k_width == 32) {
+#if defined(__x86_64__)
+      mask = copy_block_32(at + copied, out + copied); // only instantiated there
+#endif
+    } else {
+#if defined(__SSE2__)
+      mask = copy_block_16(at + copied, out + copied); // only instantiated there
+#endif
+    }
+    if (mask != 0) {
+      return copied + static_cast<std::size_t>(std::countr_zero(mask));
+    }
+    copied += k_width;
+  }
+  return copied;
+}
+
+// Decodes the string body from `at` into `out` until its closing quote, or
+// until `room` bytes are written, and notes in `facts` what it wrote. `out`
+// holds `room` + k_slack bytes: plain bytes are copied a block of `k_width`
+// at a time (copy_plain_blocks), so a run of plain text costs no call and
+// no byte loop; the bytes short of a block at the end, one at a time.
+// (k_width 1: all a byte at a time.) Facts are only ever set: a plain block
+// has none to note.
+template <std::size_t k_width>
+Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room,
+                   DecodedFacts& facts)
 {
   static_assert(k_width <= k_slack && 4 <= k_slack, "a block, or an escape's 4 bytes, fit the slack");
   std::size_t written = 0;
@@ -215,34 +265,19 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
       return {at, written, ChunkEnd::full};
     }
     if constexpr (k_width > 1) {
-      if (static_cast<std::size_t>(end - at) >= k_width) {
-        unsigned mask = 0;
-        if constexpr (k_width == 32) {
-#if defined(__x86_64__)
-          mask = copy_block_32(at, out + written); // only instantiated there
-#endif
-        } else {
-#if defined(__SSE2__)
-          mask = copy_block_16(at, out + written); // only instantiated there
-#endif
-        }
-        const std::size_t plain =
-          mask == 0 ? k_width : static_cast<std::size_t>(std::countr_zero(mask));
-        at += plain;
-        written += plain;
-        if (mask == 0) {
-          continue;
-        }
-      } else if (at < end && is_plain(*at)) {
+      const std::size_t plain = copy_plain_blocks<k_width>(at, end, out + written, room - written);
+      at += plain;
+      written += plain;
+      if (written >= room) {
+        return {at, written, ChunkEnd::full}; // the block ran past `room`: the rest in the next chunk
+      }
+      if (static_cast<std::size_t>(end - at) < k_width && at < end && is_plain(*at)) {
         out[written++] = *at++;
         continue;
       }
     } else if (at < end && is_plain(*at)) {
       out[written++] = *at++;
       continue;
-    }
-    if (written >= room) {
-      return {at, written, ChunkEnd::full}; // the block ran past `room`: the rest in the next chunk
     }
     if (at == end) {
       return {at, written, ChunkEnd::invalid}; // no closing quote
@@ -258,12 +293,16 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
         return {at, written, ChunkEnd::invalid};
       }
       std::memcpy(out + written, at, sequence.length); // at most 4 bytes: within the slack
+      facts.non_ascii = true;
       at += sequence.length;
       written += sequence.length;
     } else if (byte == '\\') {
       if (end - at >= 2) {
         if (const Byte simple = k_simple_escapes[at[1]]; simple != 0) {
           out[written++] = simple; // "\n" and its kind: by far the most common
+          if (simple == '\r') {
+            facts.carriage_return = true;
+          }
           at += 2;
           continue;
         }
@@ -273,6 +312,7 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
       if (used == 0) {
         return {at, written, ChunkEnd::invalid};
       }
+      note_unicode_escape(out[written], facts);
       at += used;
       written += decoded;
     } else {
@@ -285,14 +325,17 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room)
 // decode_chunk with 32-byte blocks, built for AVX2: flatten inlines the
 // template and copy_block_32 into this one AVX2 function.
 __attribute__((target("avx2"), flatten)) Chunk decode_chunk_avx2(const Byte* at, const Byte* end,
-                                                                 Byte* out, std::size_t room)
+                                                                 Byte* out, std::size_t room,
+                                                                 DecodedFacts& facts)
 {
-  return decode_chunk<32>(at, end, out, room);
+  return decode_chunk<32>(at, end, out, room, facts);
 }
 #endif
 
+using ChunkDecoder = Chunk (*)(const Byte*, const Byte*, Byte*, std::size_t, DecodedFacts&);
+
 // The decoder for `simd` on this CPU.
-Chunk (*chunk_decoder(Simd simd))(const Byte*, const Byte*, Byte*, std::size_t)
+ChunkDecoder chunk_decoder(Simd simd)
 {
 #if defined(__x86_64__)
   if (simd == Simd::best && cpu_has_avx2()) {
@@ -307,10 +350,10 @@ Chunk (*chunk_decoder(Simd simd))(const Byte*, const Byte*, Byte*, std::size_t)
   return decode_chunk<1>;
 }
 
-} // namespace
-
-const char* decode_json_string(const char* begin, const char* end_of_text, ByteSink& sink,
-                               Simd simd)
+// Decodes the string body from `begin` a block at a time, handing each
+// block to `sink` and noting in `facts` what the decoder saw.
+const char* decode_in_blocks(const char* begin, const char* end_of_text, ByteSink& sink,
+                             Simd simd, DecodedFacts& facts)
 {
   // Decoded a block at a time and handed on in blocks: a sink that hashes
   // pays per call, and a text with a newline every 80 bytes would otherwise
@@ -321,7 +364,7 @@ const char* decode_json_string(const char* begin, const char* end_of_text, ByteS
   const auto* at = reinterpret_cast<const Byte*>(begin);
   const auto* const end = reinterpret_cast<const Byte*>(end_of_text);
   for (;;) {
-    const Chunk chunk = decode(at, end, block.data(), k_room);
+    const Chunk chunk = decode(at, end, block.data(), k_room, facts);
     if (chunk.end == ChunkEnd::invalid) {
       return nullptr;
     }
@@ -333,6 +376,36 @@ const char* decode_json_string(const char* begin, const char* end_of_text, ByteS
     }
     at = chunk.at;
   }
+}
+
+} // namespace
+
+const char* decode_json_string(const char* begin, const char* end_of_text, ByteSink& sink,
+                               Simd simd)
+{
+  DecodedFacts unused;
+  return decode_in_blocks(begin, end_of_text, sink, simd, unused);
+}
+
+const char* decode_json_string(const char* begin, const char* end_of_text, DecodedText& out,
+                               Simd simd)
+{
+  StringSink sink(out.text);
+  return decode_in_blocks(begin, end_of_text, sink, simd, out.facts);
+}
+
+ContentTraits content_traits(const DecodedText& decoded)
+{
+  if (!decoded.facts.non_ascii && !decoded.facts.carriage_return) {
+    return ContentTraits{.valid_utf8 = true, .bare_cr = false};
+  }
+  return content_traits(decoded.text);
+}
+
+bool holds_replacement_character(const DecodedText& decoded)
+{
+  constexpr std::string_view k_replacement = "\xEF\xBF\xBD"; // U+FFFD in UTF-8
+  return decoded.facts.non_ascii && decoded.text.find(k_replacement) != std::string::npos;
 }
 
 } // namespace fsguard

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "tracker/content_traits.hpp"
+
 namespace fsguard {
 
 // Where decode_json_string() puts the bytes it decodes, piece by piece.
@@ -36,6 +38,34 @@ const char* decode_json_string(const char* at, const char* end, ByteSink& sink,
 // escape: then the body is the string, as it stands. Nullptr otherwise
 // (decode it with decode_json_string()), or if there is no quote before `end`.
 const char* plain_string_end(const char* at, const char* end);
+
+// What the decoder saw of the bytes it wrote, on its way: enough to know
+// the ContentTraits of most texts without scanning them again.
+struct DecodedFacts {
+  bool non_ascii = false;       // a byte from 0x80 up was written
+  bool carriage_return = false; // a "\r" was written (only an escape writes
+                                // one: a raw control character is invalid)
+
+  bool operator==(const DecodedFacts&) const = default;
+};
+
+// A JSON string decoded, and what the decoder saw of it.
+struct DecodedText {
+  std::string text;
+  DecodedFacts facts;
+};
+
+// Decodes as decode_json_string() above, appending the bytes to `out.text`
+// and noting in `out.facts` what it saw of them.
+const char* decode_json_string(const char* at, const char* end, DecodedText& out,
+                               Simd simd = Simd::best);
+
+// The ContentTraits of `decoded.text`: known without a scan when it is
+// ASCII with no "\r" (ASCII is valid UTF-8), as most text is.
+ContentTraits content_traits(const DecodedText& decoded);
+
+// Whether `decoded.text` holds U+FFFD, which only a non-ASCII text can.
+bool holds_replacement_character(const DecodedText& decoded);
 
 // A ByteSink that appends to a std::string.
 class StringSink final : public ByteSink {

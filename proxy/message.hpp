@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proxy/json_string.hpp"
 #include "tracker/file_state.hpp"
 
 namespace fsguard {
@@ -139,6 +140,10 @@ std::optional<std::string_view> skim_content_argument(std::string_view line);
 // most `max_bytes` bytes; nothing if it is longer, malformed, or needs the
 // full parser (invalid UTF-8, lone surrogates: see decode_json_string).
 std::optional<std::string> decoded_json_string(std::string_view raw, std::size_t max_bytes);
+
+// The same, with what the decoder saw of the text (DecodedFacts), which
+// tells the text's ContentTraits without a scan for most texts.
+std::optional<DecodedText> decoded_json_text(std::string_view raw, std::size_t max_bytes);
 
 // The most bytes the raw JSON string of a text decoding to `max_bytes`
 // bytes can take (an escape takes at most 6 bytes for 1).

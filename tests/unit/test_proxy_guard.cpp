@@ -1129,6 +1129,42 @@ TEST_SUITE("guard: stale changes")
     CHECK(s.answered(2) == "lossy_read");
   }
 
+  TEST_CASE("an answer with U+FFFD as an escape is not taken for the file's bytes either")
+  {
+    // The decoder writes U+FFFD for "\\ufffd": a text of ASCII bytes on the
+    // wire that decodes to one that is not.
+    Session s;
+    s.disk.write("/ws/a.txt", "a\xF0\x90\x80\n");
+    s.disk.advance(3'000'000'000LL);
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    const std::string line =
+      R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a\ufffd\n"}]}})";
+    s.out = Outbox{};
+    s.guard.on_upstream_response(id_key(1), line, skim_message(line), s.out, s.now);
+    s.guard.settle_reads();
+    const SeenRecord* record = s.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->hash == s.disk.hash_of("a\xF0\x90\x80\n"));
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    CHECK(s.answered(2) == "lossy_read");
+  }
+
+  TEST_CASE("an answer that shows a bare carriage return records it, as hashing the file would")
+  {
+    Session s;
+    const std::string text = "a\rb\r\nc\n"; // the answer has it as the escape "\\r"
+    s.disk.write("/ws/a.txt", text);
+    s.disk.advance(3'000'000'000LL);
+    const int before = s.disk.hash_calls;
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    s.answer_text(1, text);
+    CHECK(s.disk.hash_calls == before); // the answer paid the hash
+    const SeenRecord* record = s.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->hash_state == HashState::known);
+    CHECK(record->traits == ContentTraits{.valid_utf8 = true, .bare_cr = true});
+  }
+
   TEST_CASE("a changed veto stays under 8 KiB by default, however large the change")
   {
     Session s;

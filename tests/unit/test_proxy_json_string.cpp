@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -40,12 +41,49 @@ std::optional<std::string> decoded_with(std::string_view literal, Simd simd)
   return text;
 }
 
-// The same, checking that every width of scan agrees.
+// What decode_json_string makes of `literal` into a DecodedText, through
+// `simd`, or nothing as above.
+std::optional<DecodedText> decoded_text_with(std::string_view literal, Simd simd)
+{
+  if (literal.empty() || literal.front() != '"') {
+    return std::nullopt;
+  }
+  DecodedText decoded;
+  const char* end = literal.data() + literal.size();
+  if (decode_json_string(literal.data() + 1, end, decoded, simd) != end) {
+    return std::nullopt;
+  }
+  return decoded;
+}
+
+// The facts of `text` found the slow way.
+DecodedFacts facts_of(std::string_view text)
+{
+  DecodedFacts facts;
+  facts.non_ascii = std::any_of(text.begin(), text.end(),
+                                [](char byte) { return static_cast<unsigned char>(byte) >= 0x80; });
+  facts.carriage_return = text.find('\r') != std::string_view::npos;
+  return facts;
+}
+
+// The same, checking that every width of scan agrees, and that a
+// DecodedText has the same text, its true facts, and the traits and U+FFFD
+// a scan of the text finds.
 std::optional<std::string> decoded(std::string_view literal)
 {
   const auto best = decoded_with(literal, Simd::best);
   CHECK(decoded_with(literal, Simd::sse2) == best);
   CHECK(decoded_with(literal, Simd::none) == best);
+  for (const Simd simd : {Simd::best, Simd::sse2, Simd::none}) {
+    const auto text = decoded_text_with(literal, simd);
+    REQUIRE(text.has_value() == best.has_value());
+    if (text) {
+      CHECK(text->text == *best);
+      CHECK(text->facts == facts_of(*best));
+      CHECK(content_traits(*text) == content_traits(std::string_view(*best)));
+      CHECK(holds_replacement_character(*text) == (best->find("\xEF\xBF\xBD") != std::string::npos));
+    }
+  }
   return best;
 }
 
@@ -56,7 +94,8 @@ std::string random_literal(std::mt19937& random)
 {
   static const std::vector<std::string> pieces = {
     "a", "hello world ", "0123456789abcdef", "\\n", "\\\"", "\\\\", "\\/", "\\b", "\\f",
-    "\\r", "\\t", "\\u00e9", "\\u0000", "\\u20AC", "\\ud83d\\ude00", "\\ud800", "\\udc00",
+    "\\r", "\\t", "\\u00e9", "\\u0000", "\\u000d", "\\u000A", "\\u007f", "\\u0080",
+    "\\ufffd", "\\u20AC", "\\ud83d\\ude00", "\\ud800", "\\udc00",
     "\\ud800x", "\\uZZZZ", "\\u12", "\\x", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
     "\xFF", "\xC0\xAF", "\xE0\x80\xAF", "\xF0\x80\x80\xAF", "\xED\xA0\x80", "\xED\x9F\xBF",
     "\xF4\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xE2\x82", "\x80", "\x01", "\t", "\"",
@@ -86,6 +125,53 @@ TEST_SUITE("json_string")
       REQUIRE(text.has_value());
       CHECK(*text == *reference_text(literal));
     }
+  }
+
+  TEST_CASE("the decoder tells whether it wrote a byte from 0x80 up or a carriage return")
+  {
+    struct Case {
+      std::string literal;
+      DecodedFacts facts;
+    };
+    const std::string plain(40, 'p'); // past a block, so the odd piece is met after one
+    for (const Case& test : std::vector<Case>{
+           {R"("")", {}},
+           {R"("plain \n\t\"\\ \u0041\u007f\u000a")", {}},
+           {"\"" + plain + "\"", {}},
+           {"\"caf\xC3\xA9\"", {.non_ascii = true}},
+           {"\"" + plain + "\xF0\x9F\x98\x80\"", {.non_ascii = true}},
+           {R"("\u00e9")", {.non_ascii = true}},
+           {R"("\u0080")", {.non_ascii = true}},
+           {R"("\ufffd")", {.non_ascii = true}},
+           {R"("\ud83d\ude00")", {.non_ascii = true}},
+           {R"("a\rb")", {.carriage_return = true}},
+           {"\"" + plain + R"(\r\n")", {.carriage_return = true}},
+           {R"("\u000d")", {.carriage_return = true}},
+           {R"("\u000D\u00e9")", {.non_ascii = true, .carriage_return = true}},
+         }) {
+      CAPTURE(test.literal);
+      for (const Simd simd : {Simd::best, Simd::sse2, Simd::none}) {
+        const auto text = decoded_text_with(test.literal, simd);
+        REQUIRE(text.has_value());
+        CHECK(text->facts == test.facts);
+      }
+    }
+  }
+
+  TEST_CASE("a decoded text's traits and U+FFFD come from its facts when it is ASCII, from a scan otherwise")
+  {
+    // Facts that rule the scans out are taken at their word: these lie, to
+    // show that no scan is made (the decoder's never lie: see decoded()).
+    CHECK(content_traits(DecodedText{"a\rb\xC3", {}})
+          == ContentTraits{.valid_utf8 = true, .bare_cr = false});
+    CHECK_FALSE(holds_replacement_character(DecodedText{"\xEF\xBF\xBD", {}}));
+    // Facts that call for the scans: the scans decide.
+    CHECK(content_traits(DecodedText{"a\rb", {.carriage_return = true}}).bare_cr);
+    CHECK_FALSE(content_traits(DecodedText{"a\r\nb", {.carriage_return = true}}).bare_cr);
+    CHECK_FALSE(content_traits(DecodedText{"\xC3", {.non_ascii = true}}).valid_utf8);
+    CHECK(content_traits(DecodedText{"\xC3\xA9", {.non_ascii = true}}).valid_utf8);
+    CHECK(holds_replacement_character(DecodedText{"a\xEF\xBF\xBD", {.non_ascii = true}}));
+    CHECK_FALSE(holds_replacement_character(DecodedText{"\xC3\xA9", {.non_ascii = true}}));
   }
 
   TEST_CASE("literals the full parser would reject or repair are left to it")
