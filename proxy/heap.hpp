@@ -18,8 +18,9 @@
 
 namespace fsguard {
 
-// Serves blocks up to 32 MiB from the heap and keeps up to 64 MiB of freed
-// memory for reuse. Call once, before the session starts.
+// Serves blocks up to 32 MiB from the heap, keeps up to 64 MiB of freed
+// memory for reuse, and grows the heap a megabyte at a time. Call once,
+// before the session starts.
 void keep_large_blocks_on_heap();
 
 // Hands freed heap memory, and the unused memory of the line buffers it
