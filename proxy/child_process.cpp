@@ -14,6 +14,8 @@
 #include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/stdio.hpp>
 
+#include "proxy/pipe_size.hpp"
+
 namespace fsguard {
 
 namespace bp = boost::process::v2;
@@ -78,6 +80,8 @@ Result<Upstream, std::string> start_upstream(boost::asio::io_context& context,
   if (error) {
     return "cannot start the upstream \"" + program + "\": " + error.message();
   }
+  widen_pipe(input.native_handle());
+  widen_pipe(output.native_handle());
   Upstream upstream{std::move(process),
                     boost::asio::posix::stream_descriptor(context, input.release()),
                     boost::asio::posix::stream_descriptor(context, output.release()),
