@@ -139,7 +139,11 @@ private:
         text = out.get_ptr<std::string*>();
       }
       text->clear();
-      return read_string_body(*text);
+      if (!read_string_body(*text)) {
+        return false;
+      }
+      drop_spare_capacity(*text);
+      return true;
     }
     case 't':
       return read_literal("true", out, true);
@@ -154,69 +158,67 @@ private:
 
   // An object read where one was reuses the members of the same name (the
   // last message's: a client sends the same shape each time) and removes
-  // the others at the end. It keeps track of the members it reads while
-  // they are few; past that, it reads the object again from an empty one.
+  // the others at the end. Each byte is read once: only the members there
+  // before are tracked, and an object with more than k_tracked of them is
+  // emptied first.
   bool read_object(nlohmann::json& out, Place place, int depth)
   {
-    const char* const start = m_at;
     if (!out.is_object()) {
       out = nlohmann::json::value_t::object;
     }
     Object& members = *out.get_ptr<Object*>();
-    if (members.size() > VisitedMembers::k_tracked) {
-      members.clear(); // too many to track: read afresh
-    }
-    if (!members.empty()) {
-      VisitedMembers visited;
-      if (read_members(members, place, depth, &visited)) {
-        if (!visited.overflowed) {
-          remove_unvisited(members, visited);
-          return true;
-        }
-      } else {
-        return false;
-      }
+    if (members.size() > EarlierMembers::k_tracked) {
       members.clear();
-      m_at = start;
     }
-    return read_members(members, place, depth, nullptr);
+    EarlierMembers earlier(members);
+    if (!read_members(members, place, depth, earlier)) {
+      return false;
+    }
+    earlier.remove_unset(members);
+    return true;
   }
 
-  // The members of an object that one read of it has set.
-  struct VisitedMembers {
+  // The members an object held before this read, and which of them the read
+  // set again.
+  class EarlierMembers {
+  public:
     static constexpr std::size_t k_tracked = 16;
-    std::array<const Object::value_type*, k_tracked> members{};
-    std::size_t count = 0;
-    bool overflowed = false;
 
-    void add(const Object::value_type* member)
+    explicit EarlierMembers(Object& members)
     {
-      if (std::find(members.begin(), members.begin() + count, member) != members.begin() + count) {
-        return; // a repeated key
+      for (auto at = members.begin(); at != members.end(); ++at) {
+        m_members[m_count++] = at;
       }
-      if (count == k_tracked) {
-        overflowed = true;
-        return;
-      }
-      members[count++] = member;
     }
+
+    void note_set(const Object::iterator member)
+    {
+      for (std::size_t index = 0; index < m_count; ++index) {
+        if (m_members[index] == member) {
+          m_set[index] = true;
+          return;
+        }
+      }
+    }
+
+    void remove_unset(Object& members) const
+    {
+      for (std::size_t index = 0; index < m_count; ++index) {
+        if (!m_set[index]) {
+          members.erase(m_members[index]);
+        }
+      }
+    }
+
+  private:
+    std::array<Object::iterator, k_tracked> m_members{};
+    std::array<bool, k_tracked> m_set{};
+    std::size_t m_count = 0;
   };
 
-  static void remove_unvisited(Object& members, const VisitedMembers& visited)
-  {
-    if (members.size() == visited.count) {
-      return; // the same names as last time
-    }
-    const auto first = visited.members.begin();
-    const auto last = first + visited.count;
-    std::erase_if(members, [&](const Object::value_type& member) {
-      return std::find(first, last, &member) == last;
-    });
-  }
-
-  // Reads an object's members from its '{' into `members`, noting each one
-  // set in `visited` unless it is nullptr.
-  bool read_members(Object& members, Place place, int depth, VisitedMembers* visited)
+  // Reads an object's members from its '{' into `members`, noting in
+  // `earlier` each of its members set.
+  bool read_members(Object& members, Place place, int depth, EarlierMembers& earlier)
   {
     ++m_at; // '{'
     skip_space();
@@ -245,11 +247,9 @@ private:
           return false;
         }
       } else {
-        auto& member = slot(members, key);
-        if (visited != nullptr) {
-          visited->add(&member);
-        }
-        if (!read_value(member.second, inner, depth)) {
+        const auto member = slot(members, key);
+        earlier.note_set(member);
+        if (!read_value(member->second, inner, depth)) {
           return false;
         }
       }
@@ -264,15 +264,14 @@ private:
   // The member `key` of `members`: the one already there (a repeated key,
   // whose last value wins as in JSON.parse, or the last message's), or a
   // new one, null.
-  static Object::value_type& slot(Object& members, std::string_view key)
+  static Object::iterator slot(Object& members, std::string_view key)
   {
     auto at = members.lower_bound(key);
     if (at != members.end() && at->first == key) {
-      return *at;
+      return at;
     }
-    at = members.emplace_hint(at, std::piecewise_construct, std::forward_as_tuple(key),
-                              std::forward_as_tuple());
-    return *at;
+    return members.emplace_hint(at, std::piecewise_construct, std::forward_as_tuple(key),
+                                std::forward_as_tuple());
   }
 
   // params.arguments.content, at nesting `depth` (its object's): hashed if
@@ -297,6 +296,8 @@ private:
       m_content_hash = sink.digest();
       if (!sink.kept()) {
         forget_content_text();
+      } else {
+        drop_spare_capacity(*text); // reserved for the rest of the line, which may be padding
       }
       return true;
     }
@@ -346,8 +347,21 @@ private:
       }
     }
     elements.resize(count);
+    drop_spare_capacity(elements);
     return true;
   }
+
+  // A string or array reused from a longer one gives back what it no longer
+  // needs: what the tree holds stays in proportion to the last line, however
+  // long the lines before it were.
+  template <class Container>
+  static void drop_spare_capacity(Container& container)
+  {
+    if (container.capacity() > 2 * container.size() + k_kept_spare) {
+      container.shrink_to_fit();
+    }
+  }
+  static constexpr std::size_t k_kept_spare = 64;
 
   // Reads a key into `key`: a view of the text when it holds no escape (the
   // usual case), else of m_key, where it is decoded.

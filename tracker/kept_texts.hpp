@@ -60,7 +60,9 @@ private:
   };
 
   void shrink_to(std::size_t total);
-  static std::size_t cost(const std::string& text) { return text.size() + k_entry_bytes; }
+  // The memory a text holds, which can exceed its length (a string
+  // reserved for its raw JSON, escapes and all).
+  static std::size_t cost(const std::string& text) { return text.capacity() + k_entry_bytes; }
 
   KeptTextBudget m_budget;
   std::list<Entry> m_order; // most recently used first

@@ -260,6 +260,28 @@ TEST_SUITE("json_reader")
     CHECK_FALSE(content_hash.has_value());
   }
 
+  TEST_CASE("a reused tree holds memory in proportion to the last line, not the longest before it")
+  {
+    nlohmann::json tree;
+    std::optional<ContentHash> content_hash;
+    std::optional<std::string> content_text;
+    std::string long_array = "[[0";
+    for (int element = 1; element < 30'000; ++element) {
+      long_array += ",0";
+    }
+    REQUIRE(read_json_fast(long_array + R"(],")" + std::string(60'000, 'x') + R"("])", tree,
+                           content_hash));
+    REQUIRE(read_json_fast(R"([[1],"y"])", tree, content_hash));
+    CHECK(tree[0].get_ref<const nlohmann::json::array_t&>().capacity() < 100);
+    CHECK(tree[1].get_ref<const std::string&>().capacity() < 100);
+    // A write's content is reserved for the rest of its line: padding after
+    // it is not kept with the text.
+    REQUIRE(read_json_fast(R"({"params":{"arguments":{"content":"x"}}})" + std::string(1 << 20, ' '),
+                           tree, content_hash, &content_text));
+    REQUIRE(content_text == "x");
+    CHECK(content_text->capacity() < 100);
+  }
+
   TEST_CASE("a content up to k_decoded_content_bytes is decoded for the guard, a longer one only hashed")
   {
     nlohmann::json tree;

@@ -65,6 +65,17 @@ TEST_SUITE("kept_texts")
     kept.keep(fake_hash("a\n"), "a\n");
     kept.keep(fake_hash("a\n"), "a\n");
     CHECK(kept.size() == 1);
-    CHECK(kept.bytes() == 2 + KeptTexts::k_entry_bytes);
+    CHECK(kept.bytes() == std::string("a\n").capacity() + KeptTexts::k_entry_bytes);
+  }
+
+  TEST_CASE("a text costs the memory it holds, not only its length")
+  {
+    // A text decoded into a string reserved for its raw JSON, or for a
+    // line padded after it, holds more than its length.
+    std::string roomy = "short text";
+    roomy.reserve(64 * 1024);
+    KeptTexts kept(KeptTextBudget{1000, 32 * 1024});
+    CHECK_FALSE(kept.keep(fake_hash("short text"), std::move(roomy)));
+    CHECK(kept.bytes() == 0);
   }
 }
