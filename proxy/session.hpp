@@ -26,7 +26,6 @@
 #include "proxy/line_writer.hpp"
 #include "proxy/log.hpp"
 #include "proxy/outbox.hpp"
-#include "proxy/pipe_size.hpp"
 #include "proxy/real_disk.hpp"
 #include "proxy/sqlite_ledger.hpp"
 #include "proxy/state_file.hpp"
@@ -59,10 +58,6 @@ struct Session {
       heap_trimmer(context.get_executor()),
       state_timer(context)
   {
-    // The client's pipes, if they are pipes, carry a large answer in fewer
-    // wakeups too.
-    widen_pipe(STDIN_FILENO);
-    widen_pipe(STDOUT_FILENO);
     // No read of a larger file reaches the agent whole (see RealDisk).
     disk.set_max_hash_bytes(static_cast<std::int64_t>(settings.max_line_bytes));
   }
