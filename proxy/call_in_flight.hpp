@@ -28,6 +28,13 @@ struct CarriedOver {
   std::string result;    // what the change should leave (kept once it did)
 };
 
+// What a write puts in its file, as fsguard holds it until the write is done.
+struct WrittenContent {
+  std::string bytes;               // the text, or its raw JSON string if `raw`
+  bool raw = true;                 // decoded only once the answer is relayed
+  std::optional<ContentHash> hash{}; // the text's, when the reader hashed it
+};
+
 struct CallInFlight {
   nlohmann::json id;
   GuardedCall what;
@@ -45,11 +52,9 @@ struct CallInFlight {
   // it (what the agent saw), to apply the diff to; none if unknown.
   std::optional<std::string> edit_base;
   std::optional<CarriedOver> carried; // a stale change fsguard carried over
-  // A write's content, when small enough to keep once it is written (the
-  // agent knows it whole): as the reader decoded it, or else as its raw JSON
-  // string, decoded once the answer is relayed.
-  std::optional<std::string> written;
-  bool written_is_raw = true;
+  // A write's content, when small enough to keep once it is written: the
+  // agent knows it whole.
+  std::optional<WrittenContent> written;
   std::uint64_t sent_at = 0; // the guard's moment when the client sent it
   std::chrono::steady_clock::time_point started{};
   bool expired = false; // no answer in time: it no longer holds other calls

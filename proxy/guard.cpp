@@ -447,8 +447,9 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
     return {Outcome::held, std::move(call)}; // later calls on its files wait behind it
   }
   if (call.expected && content.text) {
-    call.written = std::move(content.text); // start() keeps it or not
-    call.written_is_raw = false;
+    // start() keeps it or not.
+    call.written = WrittenContent{std::move(*content.text), false, content.hash};
+    content.text.reset();
   }
   start(std::move(line), std::move(call), key, entry, out, now);
   if (m_view) {
@@ -739,13 +740,13 @@ void Guard::start(std::string line, CallInFlight&& call, const std::string& key,
       // (when only its raw JSON string is at hand, decoded only then, by
       // settle_reads()). With verify: upstream its text is the record,
       // whatever its size.
-      if (!call.written_is_raw) {
-        if (!m_view && call.written->size() > m_kept.budget().file_bytes) {
+      if (call.written) { // as the reader decoded it
+        if (!m_view && call.written->bytes.size() > m_kept.budget().file_bytes) {
           call.written.reset();
         }
       } else if (const auto raw = skim_content_argument(line);
                  raw && (m_view || raw->size() <= max_raw_json_string(m_kept.budget().file_bytes))) {
-        call.written = std::string(*raw);
+        call.written = WrittenContent{std::string(*raw)};
       }
     } else {
       call.written.reset(); // not what goes to the file, or nothing to keep it for
@@ -1450,8 +1451,11 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       // confirmed that it is the file's content.
       const auto raw = skim_first_text(skimmed);
       if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
-        m_shown_texts.push_back(ShownText{*call.files.front(), {}, *raw, true, shown_at,
-                                          call.what.text_is_file_bytes});
+        m_shown_texts.push_back(ShownText{.file = *call.files.front(),
+                                          .in_answer = *raw,
+                                          .read = true,
+                                          .shown_at = shown_at,
+                                          .is_file_bytes = call.what.text_is_file_bytes});
       }
     }
     break;
@@ -1531,12 +1535,10 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       if (expected_text && expected == record->hash) {
         keep_text(record->hash, std::move(*expected_text));
       } else if (call.written) {
-        ShownText written{file, std::move(*call.written), {}, false};
-        written.decoded = !call.written_is_raw;
-        if (written.decoded) {
-          written.hash = call.expected; // the reader hashed these very bytes
-        }
-        m_shown_texts.push_back(std::move(written));
+        m_shown_texts.push_back(ShownText{.file = file,
+                                          .owned = std::move(call.written->bytes),
+                                          .decoded = !call.written->raw,
+                                          .hash = call.written->hash});
       }
     }
     break;
@@ -1628,9 +1630,9 @@ void Guard::record_upstream_change(const CallInFlight& call, const std::string& 
 {
   std::optional<std::string> text = expected_text;
   if (!text && call.written) {
-    text = call.written_is_raw
-             ? decoded_json_string(*call.written, std::numeric_limits<std::size_t>::max())
-             : call.written;
+    text = call.written->raw ? decoded_json_string(call.written->bytes,
+                                                   std::numeric_limits<std::size_t>::max())
+                             : call.written->bytes;
   }
   if (!expected || !text || hash_bytes(*text) != *expected) {
     // What the change left is unknown: the next change needs a read first.

@@ -178,14 +178,14 @@ private:
   // not copied: `in_answer` points into the answer's line, which stays valid
   // until settle_reads() (see on_upstream_response); a written one is owned.
   struct ShownText {
-    std::string file;
-    std::string owned; // raw JSON, or the text itself if `decoded`
-    std::string_view in_answer;
+    std::string file{};
+    std::string owned{}; // raw JSON, or the text itself if `decoded`
+    std::string_view in_answer{};
     bool read = false;
     std::uint64_t shown_at = 0; // a read's: the moment its answer was shown
     bool is_file_bytes = false; // its tool's text is the file's bytes (ToolSpec)
     bool decoded = false;       // `owned` is the text, not its JSON string
-    std::optional<ContentHash> hash; // the text's, when known (a decoded write's)
+    std::optional<ContentHash> hash{}; // the text's, when known (a decoded write's)
     std::string_view raw() const { return owned.empty() ? in_answer : std::string_view(owned); }
   };
   // What fsguard showed the agent of `file` in its own text at `shown`,

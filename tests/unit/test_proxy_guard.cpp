@@ -1720,6 +1720,27 @@ TEST_SUITE("guard: the person's override")
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{1}); // the answer itself is not relayed
   }
 
+  TEST_CASE("a write the person allowed is known whole once done: the next veto shows the diff from it")
+  {
+    Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+    s.disk.write("/ws/a.txt", "theirs\n");
+    const std::string mine = numbered_lines(12);
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", mine}});
+    const auto question = nlohmann::json::parse(s.out.to_client.front());
+    const nlohmann::json yes = {{"jsonrpc", "2.0"}, {"id", question["id"]},
+                                {"result", {{"action", "accept"}, {"content", {{"allow", true}}}}}};
+    s.out = Outbox{};
+    s.guard.on_client_response(yes.dump() + "\n", yes, s.out);
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{1});
+    s.disk.write("/ws/a.txt", mine);
+    s.answer_text(1, "Successfully wrote to /ws/a.txt");
+    s.disk.write("/ws/a.txt", replaced(mine, "line 5\n", "// changed\n"));
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x"}});
+    REQUIRE(s.out.to_client.size() == 1);
+    const auto asked_again = nlohmann::json::parse(s.out.to_client.front());
+    CHECK(asked_again["params"]["message"].get<std::string>().find("-line 5\n+// changed") != std::string::npos);
+  }
+
   TEST_CASE("decline, a wrong answer or no answer in time gives the veto; the file is untouched")
   {
     for (const std::string how : {"decline", "no", "timeout", "changed again"}) {
