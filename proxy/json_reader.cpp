@@ -10,8 +10,12 @@
 #include "proxy/content_hash.hpp"
 #include "proxy/json_string.hpp"
 #include "proxy/message.hpp"
+#include "tracker/kept_texts.hpp"
 
 namespace fsguard {
+
+static_assert(k_decoded_content_bytes == KeptTextBudget{}.file_bytes,
+              "the reader decodes what the guard keeps by default");
 
 namespace {
 

@@ -463,13 +463,13 @@ ClientMessage parse_client_message(std::string_view line)
 void parse_client_message(std::string_view line, ClientMessage& message)
 {
   message.kind = MessageKind::invalid;
-  if (read_json_fast(line, message.body, message.content_hash, &message.content_text)) {
+  if (read_json_fast(line, message.body, message.content.hash, &message.content.text)) {
     // read, reusing the last line's tree
   } else if (nesting_depth(line) > k_max_nesting) {
     message.kind = MessageKind::too_deep;
     return;
   } else {
-    message.body = parse_without_content(line, message.content_hash);
+    message.body = parse_without_content(line, message.content.hash);
   }
   if (message.body.is_discarded()) {
     // The upstream (Node) decodes its input with U+FFFD for invalid UTF-8,
@@ -482,7 +482,7 @@ void parse_client_message(std::string_view line, ClientMessage& message)
     if (auto replaced = replace_lone_surrogates(repaired)) {
       repaired = std::move(*replaced);
     }
-    message.body = parse_without_content(repaired, message.content_hash);
+    message.body = parse_without_content(repaired, message.content.hash);
   }
   if (message.body.is_discarded()) {
     message.kind = MessageKind::invalid;

@@ -35,7 +35,7 @@ std::size_t nesting_depth(std::string_view text);
 
 // params.arguments.content of a client request, as the reader found it.
 struct ContentArgument {
-  std::optional<ContentHash> hash; // of its UTF-8 bytes, when it is a string
+  std::optional<ContentHash> hash{}; // of its UTF-8 bytes, when it is a string
   // Those bytes, when at most k_decoded_content_bytes (see read_json_fast):
   // what a write puts in the file, for the guard to keep once written.
   std::optional<std::string> text{};
@@ -45,15 +45,13 @@ struct ClientMessage {
   MessageKind kind = MessageKind::invalid;
   nlohmann::json body; // discarded unless kind is request/notification/response/other
   // params.arguments.content, which can be megabytes, is not kept in `body`:
-  // only its content hash (XXH3-128 of its UTF-8 bytes) when it is a string.
-  std::optional<ContentHash> content_hash;
-  // The same content decoded, when it is at most k_decoded_content_bytes:
-  // what a write puts in the file, for the guard to keep once it is written.
-  std::optional<std::string> content_text;
+  // only its hash (XXH3-128 of its UTF-8 bytes) when it is a string, and
+  // the bytes too when they are few enough.
+  ContentArgument content;
 };
 
 // Parses a client `line` completely, except for the bulk of a write's
-// content (see ClientMessage::content_hash).
+// content (see ClientMessage::content).
 ClientMessage parse_client_message(std::string_view line);
 
 // The same into `message`, whose body (the last line's) is reused where the

@@ -36,9 +36,6 @@ nlohmann::json shallow_id(std::string_view text)
   return id.is_string() || id.is_number() ? id : nlohmann::json();
 }
 
-// Handles one client line: `line` is the line with its newline (owned, to
-// forward without copying), `text` the same without it. `out` is empty, and
-// is left empty.
 // The longest line whose parsed tree is kept for the next line to reuse
 // (requests are short and alike); a longer one's is freed before fsguard
 // waits on a peer, so that its memory is not held twice.
@@ -51,6 +48,10 @@ void free_tree_if_long(ClientMessage& message, std::size_t line_bytes)
   }
 }
 
+// Handles one client line: `line` is the line with its newline (owned, to
+// forward without copying), `text` the same without it. `message` holds the
+// last line's parse, whose tree this one is read into. `out` is empty, and
+// is left empty.
 awaitable<void> handle_client_line(Session& session, std::string line, ClientMessage& message,
                                    Outbox& out)
 {
@@ -102,10 +103,7 @@ awaitable<void> handle_client_line(Session& session, std::string line, ClientMes
                                                       session.upstream.gone_message()));
       co_return;
     }
-    session.guard.on_client_request(std::move(line), message.body,
-                                    ContentArgument{message.content_hash,
-                                                    std::move(message.content_text)},
-                                    out);
+    session.guard.on_client_request(std::move(line), message.body, std::move(message.content), out);
     free_tree_if_long(message, text.size());
     co_await flush(session, out);
     co_return;

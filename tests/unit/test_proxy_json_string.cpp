@@ -275,8 +275,8 @@ TEST_SUITE("json_string")
       const std::string text = reference["params"]["arguments"]["content"].get<std::string>();
       reference["params"]["arguments"].erase("content");
       CHECK(message.body == reference);
-      REQUIRE(message.content_hash.has_value());
-      CHECK(*message.content_hash == hash_bytes(text));
+      REQUIRE(message.content.hash.has_value());
+      CHECK(*message.content.hash == hash_bytes(text));
     }
   }
 
@@ -285,15 +285,15 @@ TEST_SUITE("json_string")
     const auto repeated = parse_client_message(
       R"({"id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"content":"a"}},)"
       R"("params":{"name":"write_file","arguments":{"path":"/b","content":"second"}}})");
-    REQUIRE(repeated.content_hash.has_value());
-    CHECK(*repeated.content_hash == hash_bytes("second"));
+    REQUIRE(repeated.content.hash.has_value());
+    CHECK(*repeated.content.hash == hash_bytes("second"));
     CHECK(repeated.body["params"]["arguments"]["path"] == "/b");
 
     const auto escaped = parse_client_message(
       R"({"id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/c",)"
       R"("content":"x","cont\u0065nt":"last"}}})");
-    REQUIRE(escaped.content_hash.has_value());
-    CHECK(*escaped.content_hash == hash_bytes("last"));
+    REQUIRE(escaped.content.hash.has_value());
+    CHECK(*escaped.content.hash == hash_bytes("last"));
     CHECK_FALSE(escaped.body["params"]["arguments"].contains("content"));
   }
 

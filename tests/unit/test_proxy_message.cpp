@@ -71,14 +71,14 @@ TEST_SUITE("message")
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file",)"
       R"("arguments":{"path":"/a","content":"first","content":"hello \u00e9","edits":[{"content":"kept"}]}}})");
     REQUIRE(message.kind == MessageKind::request);
-    REQUIRE(message.content_hash.has_value());
-    CHECK(*message.content_hash == hash_bytes("hello \xC3\xA9"));
+    REQUIRE(message.content.hash.has_value());
+    CHECK(*message.content.hash == hash_bytes("hello \xC3\xA9"));
     CHECK_FALSE(message.body["params"]["arguments"].contains("content"));
     CHECK(message.body["params"]["arguments"]["path"] == "/a");
     CHECK(message.body["params"]["arguments"]["edits"][0]["content"] == "kept");
     const auto not_string = parse_client_message(
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/a","content":5}}})");
-    CHECK_FALSE(not_string.content_hash.has_value());
+    CHECK_FALSE(not_string.content.hash.has_value());
 
     // Large lines take the streaming path; the outcome is the same.
     const std::string big(200'000, 'z');
@@ -86,8 +86,8 @@ TEST_SUITE("message")
       R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file",)"
       R"("arguments":{"path":"/b","content":"first","content":")" + big + R"("}}})");
     REQUIRE(large.kind == MessageKind::request);
-    REQUIRE(large.content_hash.has_value());
-    CHECK(*large.content_hash == hash_bytes(big));
+    REQUIRE(large.content.hash.has_value());
+    CHECK(*large.content.hash == hash_bytes(big));
     CHECK_FALSE(large.body["params"]["arguments"].contains("content"));
     CHECK(large.body["params"]["arguments"]["path"] == "/b");
   }
