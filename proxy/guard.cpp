@@ -448,7 +448,8 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
   }
   if (call.expected && content.text) {
     // start() keeps it or not.
-    call.written = WrittenContent{std::move(*content.text), false, content.hash};
+    call.written =
+      WrittenContent{.bytes = std::move(*content.text), .raw = false, .hash = content.hash};
     content.text.reset();
   }
   start(std::move(line), std::move(call), key, entry, out, now);

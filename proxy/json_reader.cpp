@@ -361,11 +361,13 @@ private:
   template <class Container>
   static void drop_spare_capacity(Container& container)
   {
-    if (container.capacity() > 2 * container.size() + k_kept_spare) {
+    const std::size_t element = sizeof(typename Container::value_type);
+    if ((container.capacity() - container.size()) * element
+        > container.size() * element + k_kept_spare_bytes) {
       container.shrink_to_fit();
     }
   }
-  static constexpr std::size_t k_kept_spare = 64;
+  static constexpr std::size_t k_kept_spare_bytes = 64;
 
   // Reads a key into `key`: a view of the text when it holds no escape (the
   // usual case), else of m_key, where it is decoded.

@@ -465,7 +465,9 @@ void parse_client_message(std::string_view line, ClientMessage& message)
   message.kind = MessageKind::invalid;
   if (read_json_fast(line, message.body, message.content.hash, &message.content.text)) {
     // read, reusing the last line's tree
-  } else if (nesting_depth(line) > k_max_nesting) {
+  } else if (release_tree(message.body); nesting_depth(line) > k_max_nesting) {
+    // (What the fast reader built before it gave up is freed first: the
+    // full parser builds the whole tree again.)
     message.kind = MessageKind::too_deep;
     return;
   } else {

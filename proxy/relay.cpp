@@ -57,6 +57,10 @@ awaitable<void> handle_client_line(Session& session, std::string line, ClientMes
 {
   const std::string_view text(line.data(), line.size() - 1);
   parse_client_message(text, message);
+  if (message.kind == MessageKind::invalid || message.kind == MessageKind::too_deep
+      || message.kind == MessageKind::bad_id || message.kind == MessageKind::batch) {
+    free_tree_if_long(message, text.size()); // refused: not held while the refusal waits
+  }
   switch (message.kind) {
   case MessageKind::invalid:
     session.log.warn("the client sent a line that is not valid JSON; answered with a parse error "
@@ -99,8 +103,10 @@ awaitable<void> handle_client_line(Session& session, std::string line, ClientMes
   }
   case MessageKind::request: {
     if (session.upstream.status()) {
-      co_await send(session.to_client, error_response(message.body["id"], RpcError::server_error,
-                                                      session.upstream.gone_message()));
+      std::string gone = error_response(message.body["id"], RpcError::server_error,
+                                        session.upstream.gone_message());
+      free_tree_if_long(message, text.size());
+      co_await send(session.to_client, std::move(gone));
       co_return;
     }
     session.guard.on_client_request(std::move(line), message.body, std::move(message.content), out);

@@ -19,6 +19,11 @@ void KeptTexts::set_budget(KeptTextBudget budget)
 
 bool KeptTexts::keep(const ContentHash& hash, std::string text)
 {
+  if (text.capacity() > text.size() + text.size() / 4 + k_spare_bytes) {
+    // Decoded into room for its raw JSON (up to 6 bytes an escaped byte) or
+    // for a line padded after it: kept in what it needs.
+    text.shrink_to_fit();
+  }
   if (text.size() > m_budget.file_bytes || cost(text) > m_budget.total_bytes) {
     return false;
   }

@@ -24,6 +24,8 @@ struct KeptTextBudget {
 
 class KeptTexts {
 public:
+  // Room beyond its length a kept text may hold (more is given back).
+  static constexpr std::size_t k_spare_bytes = 64;
   // What one kept text costs besides its bytes (nodes, string header).
   static constexpr std::size_t k_entry_bytes = 128;
 
@@ -60,8 +62,8 @@ private:
   };
 
   void shrink_to(std::size_t total);
-  // The memory a text holds, which can exceed its length (a string
-  // reserved for its raw JSON, escapes and all).
+  // The memory a text holds, which can exceed its length (by at most a
+  // quarter and k_spare_bytes, once kept).
   static std::size_t cost(const std::string& text) { return text.capacity() + k_entry_bytes; }
 
   KeptTextBudget m_budget;

@@ -274,6 +274,15 @@ TEST_SUITE("json_reader")
     REQUIRE(read_json_fast(R"([[1],"y"])", tree, content_hash));
     CHECK(tree[0].get_ref<const nlohmann::json::array_t&>().capacity() < 100);
     CHECK(tree[1].get_ref<const std::string&>().capacity() < 100);
+    // Spare room is counted in bytes: an array of 40 emptied keeps no 40 slots.
+    std::string forty = "[[0";
+    for (int element = 1; element < 40; ++element) {
+      forty += ",0";
+    }
+    REQUIRE(read_json_fast(forty + "]]", tree, content_hash));
+    REQUIRE(tree[0].size() == 40);
+    REQUIRE(read_json_fast("[[]]", tree, content_hash));
+    CHECK(tree[0].get_ref<const nlohmann::json::array_t&>().capacity() <= 4);
     // A write's content is reserved for the rest of its line: padding after
     // it is not kept with the text.
     REQUIRE(read_json_fast(R"({"params":{"arguments":{"content":"x"}}})" + std::string(1 << 20, ' '),
