@@ -977,6 +977,17 @@ Guard::Verdict Guard::decide_change(CallInFlight& call, std::string& line)
   return {};
 }
 
+std::optional<std::string> Guard::written_text(const CallInFlight& call, std::string_view line,
+                                               std::size_t max_bytes)
+{
+  if (call.written && !call.written->raw) {
+    return call.written->bytes.size() <= max_bytes ? std::optional(call.written->bytes)
+                                                   : std::nullopt;
+  }
+  const auto raw = skim_content_argument(line);
+  return raw ? decoded_json_string(*raw, max_bytes) : std::nullopt;
+}
+
 std::optional<Veto> Guard::undoes_shown_change(const CallInFlight& call, std::string_view line,
                                                const std::string& file)
 {
@@ -986,9 +997,7 @@ std::optional<Veto> Guard::undoes_shown_change(const CallInFlight& call, std::st
   }
   const std::string* seen = m_kept.find(record->shown_over->hash);
   const std::string* shown = m_kept.find(record->hash);
-  const auto raw = skim_content_argument(line);
-  const auto written =
-    raw ? decoded_json_string(*raw, m_kept.budget().file_bytes) : std::nullopt;
+  const auto written = written_text(call, line, m_kept.budget().file_bytes);
   if (seen != nullptr && shown != nullptr && written && call.expected
       && m_disk.hash_of(*written) == *call.expected) {
     if (keeps_change(*seen, *shown, *written)) {
@@ -1077,8 +1086,7 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
   }
   if (text && call.what.role == ToolRole::write
       && m_settings.stale_write == StaleWrite::merge && call.expected) {
-    const auto raw = skim_content_argument(line);
-    const auto written = raw ? decoded_json_string(*raw, limit) : std::nullopt;
+    const auto written = written_text(call, line, limit);
     const auto merged = written && m_disk.hash_of(*written) == *call.expected
                           ? merge_write(seen_text, *written, *current)
                           : std::nullopt;

@@ -325,6 +325,10 @@ private:
   // may have written before it took that text in; nothing if it keeps it.
   std::optional<Veto> undoes_shown_change(const CallInFlight& call, std::string_view line,
                                           const std::string& file);
+  // The content the write `call` (raw request `line`) puts in its file, if
+  // at most `max_bytes`: as the reader decoded it, or else from the line.
+  static std::optional<std::string> written_text(const CallInFlight& call, std::string_view line,
+                                                 std::size_t max_bytes);
   // The `veto` of a change of `file` that changed since the agent saw it,
   // made into what the agent can act on: the diff, a rebase or a merge.
   Verdict stale_change(CallInFlight& call, std::string& line, const std::string& file,

@@ -463,14 +463,14 @@ ClientMessage parse_client_message(std::string_view line)
 void parse_client_message(std::string_view line, ClientMessage& message)
 {
   message.kind = MessageKind::invalid;
-  if (read_json_fast(line, message.body, message.content.hash, &message.content.text)) {
-    // read, reusing the last line's tree
-  } else if (release_tree(message.body); nesting_depth(line) > k_max_nesting) {
-    // (What the fast reader built before it gave up is freed first: the
-    // full parser builds the whole tree again.)
-    message.kind = MessageKind::too_deep;
-    return;
-  } else {
+  if (!read_json_fast(line, message.body, message.content.hash, &message.content.text)) {
+    // What the fast reader built before it gave up goes first: the full
+    // parser builds the whole tree again.
+    release_tree(message.body);
+    if (nesting_depth(line) > k_max_nesting) {
+      message.kind = MessageKind::too_deep;
+      return;
+    }
     message.body = parse_without_content(line, message.content.hash);
   }
   if (message.body.is_discarded()) {
