@@ -2,7 +2,8 @@
 // (callgrind) and syscalls (strace) per call, for each kind of call the
 // performance goals name.
 //
-//   node tests/bench/per_call.mjs [--kinds K,K] [--no-strace] [--check K=MAX,...]
+//   node tests/bench/per_call.mjs [--kinds K,K] [--no-strace] [--footprint] [--relay]
+//                                 [--check K=MAX,...]
 //
 // Kinds:
 //   read4k  a guarded read_text_file of a 4 KiB file
@@ -21,10 +22,20 @@
 // with --trace-children=no; strace follows fsguard's fork only until the
 // upstream's execve.
 //
+// --footprint also counts, per call, the 64-byte lines of code and of data
+// that a 16 KiB cache misses (callgrind's cache simulation; 4-way I1 and
+// D1). Between two of fsguard's wake-ups the client and the server run on
+// the same 2 cores and evict much of its cache, so what a call costs in time
+// follows how much code and data it touches more than how many instructions
+// it runs; a small simulated cache counts that the same way on every run.
+// --relay adds the same counts for the bare byte relay (fsguard_byte_relay),
+// for scale.
+//
 // --check fails (exit 1) when a kind's instructions per call exceed MAX.
 // Prints a table to stdout; progress to stderr.
 //
-// Environment: FSGUARD_BIN (default build/fsguard), FSGUARD_VALGRIND
+// Environment: FSGUARD_BIN (default build/fsguard), FSGUARD_RELAY_BIN
+// (default build/tests/bench/fsguard_byte_relay), FSGUARD_VALGRIND
 // (default valgrind), FSGUARD_STRACE (default strace),
 // FSGUARD_PER_CALL_N=K=N,... to change how many calls a kind makes,
 // FSGUARD_PER_CALL_KEEP=DIR to keep the callgrind outputs (callgrind_annotate).
@@ -38,6 +49,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SERVER = path.join(ROOT, 'tests/integration/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const FSGUARD = process.env.FSGUARD_BIN || path.join(ROOT, 'build/fsguard');
+const RELAY = process.env.FSGUARD_RELAY_BIN || path.join(ROOT, 'build/tests/bench/fsguard_byte_relay');
 const VALGRIND = process.env.FSGUARD_VALGRIND || 'valgrind';
 const STRACE = process.env.FSGUARD_STRACE || 'strace';
 const KiB = 1024;
@@ -59,12 +71,14 @@ function fail(text) {
 
 // ---------------------------------------------------------------- options
 
-const options = { kinds: Object.keys(KINDS), strace: true, check: {} };
+const options = { kinds: Object.keys(KINDS), strace: true, footprint: false, relay: false, check: {} };
 for (let i = 2; i < process.argv.length; i++) {
   const arg = process.argv[i];
   const value = () => (i + 1 < process.argv.length ? process.argv[++i] : fail(`${arg} needs a value`));
   if (arg === '--kinds') options.kinds = value().split(',');
   else if (arg === '--no-strace') options.strace = false;
+  else if (arg === '--footprint') options.footprint = true;
+  else if (arg === '--relay') options.relay = true;
   else if (arg === '--check') {
     for (const pair of value().split(',')) {
       const [kind, max] = pair.split('=');
@@ -79,6 +93,7 @@ for (const pair of (process.env.FSGUARD_PER_CALL_N || '').split(',').filter(Bool
   if (KINDS[kind] && /^\d+$/.test(n)) KINDS[kind].n = Number(n);
 }
 if (!fs.existsSync(FSGUARD)) fail(`fsguard not found at ${FSGUARD} (build it, or set FSGUARD_BIN)`);
+if (options.relay && !fs.existsSync(RELAY)) fail(`the byte relay is not at ${RELAY} (build it, or set FSGUARD_RELAY_BIN)`);
 if (!fs.existsSync(SERVER)) fail(`server-filesystem not found at ${SERVER} (run scripts/setup.sh)`);
 
 // ---------------------------------------------------------------- files
@@ -185,15 +200,26 @@ function replay(command, args, requests, label) {
 }
 
 const fsguardArgs = (dir) => [FSGUARD, '--mode', 'enforce', '--', process.execPath, SERVER, dir];
+const relayArgs = (dir) => [RELAY, '--', process.execPath, SERVER, dir];
 
-async function instructions(dir, requests, label) {
+// The cache --footprint simulates (see the top of this file); LL is this
+// machine's L2 and is not reported.
+const SMALL_CACHE = ['--cache-sim=yes', '--I1=16384,4,64', '--D1=16384,4,64', '--LL=2097152,16,64'];
+
+// Callgrind's totals for one run of `commandArgs`, by event: Ir
+// (instructions) and, with --footprint, I1mr (code lines missed), D1mr and
+// D1mw (data lines missed on reads and on writes).
+async function callgrindTotals(commandArgs, dir, requests, label) {
   const out = path.join(dir, '..', `${path.basename(dir)}.callgrind`);
-  await replay(VALGRIND, ['--tool=callgrind', '--trace-children=no', `--callgrind-out-file=${out}`, ...fsguardArgs(dir)],
-    requests, label);
-  const summary = fs.readFileSync(out, 'utf8').match(/^summary:\s*(\d+)/m);
-  if (!summary) fail(`${label}: no summary line in ${out}`);
+  await replay(VALGRIND, ['--tool=callgrind', '--trace-children=no', `--callgrind-out-file=${out}`,
+    ...(options.footprint ? SMALL_CACHE : []), ...commandArgs], requests, label);
+  const text = fs.readFileSync(out, 'utf8');
+  const events = text.match(/^events:\s*(.+)$/m);
+  const summary = text.match(/^summary:\s*(.+)$/m);
+  if (!events || !summary) fail(`${label}: no events or summary line in ${out}`);
   if (process.env.FSGUARD_PER_CALL_KEEP) fs.copyFileSync(out, path.join(process.env.FSGUARD_PER_CALL_KEEP, path.basename(out)));
-  return Number(summary[1]);
+  const values = summary[1].trim().split(/\s+/).map(Number);
+  return Object.fromEntries(events[1].trim().split(/\s+/).map((name, i) => [name, values[i] ?? 0]));
 }
 
 // Syscalls made by fsguard's process (all its threads), not by the upstream
@@ -215,11 +241,12 @@ async function syscalls(dir, requests, label) {
 
 // ---------------------------------------------------------------- the runs
 
+const tools = ['cg', ...(options.relay ? ['relay'] : []), ...(options.strace ? ['st'] : [])];
 const results = {};
+const relayResults = {};
 for (const kind of options.kinds) {
   const { n } = KINDS[kind];
-  for (const count of [n, 2 * n]) populate(path.join(work, `${kind}-${count}-cg`), kind, count);
-  if (options.strace) for (const count of [n, 2 * n]) populate(path.join(work, `${kind}-${count}-st`), kind, count);
+  for (const tool of tools) for (const count of [n, 2 * n]) populate(path.join(work, `${kind}-${count}-${tool}`), kind, count);
 }
 // Every file is older than fsguard's 2 s racy window before the first call.
 await new Promise((resolve) => setTimeout(resolve, 2200));
@@ -229,12 +256,19 @@ for (const kind of options.kinds) {
   const run = async (count, tool) => {
     const dir = path.join(work, `${kind}-${count}-${tool}`);
     const requests = transcript(kind, dir, count);
-    const label = `${kind} x${count} (${tool === 'cg' ? 'callgrind' : 'strace'})`;
+    const label = `${kind} x${count} (${{ cg: 'callgrind', relay: 'callgrind, byte relay', st: 'strace' }[tool]})`;
     log(label);
-    return tool === 'cg' ? instructions(dir, requests, label) : syscalls(dir, requests, label);
+    if (tool === 'st') return syscalls(dir, requests, label);
+    return callgrindTotals(tool === 'relay' ? relayArgs(dir) : fsguardArgs(dir), dir, requests, label);
   };
-  const result = { n };
-  result.instructions = Math.round(((await run(2 * n, 'cg')) - (await run(n, 'cg'))) / n);
+  // Callgrind's counts per call: the difference of the 2N and N runs, over N.
+  const perCall = async (tool) => {
+    const [twice, once] = [await run(2 * n, tool), await run(n, tool)];
+    const per = (event) => (event in twice ? Math.round((twice[event] - once[event]) / n) : null);
+    return { n, instructions: per('Ir'), codeMisses: per('I1mr'), dataMisses: options.footprint ? per('D1mr') + per('D1mw') : null };
+  };
+  const result = await perCall('cg');
+  if (options.relay) relayResults[kind] = await perCall('relay');
   if (options.strace) {
     const [once, twice] = [await run(n, 'st'), await run(2 * n, 'st')];
     const per = {};
@@ -251,17 +285,23 @@ for (const kind of options.kinds) {
 // ---------------------------------------------------------------- report
 
 const number = (value) => (value == null ? '–' : value.toLocaleString('en-US'));
+const footprintHead = options.footprint ? ' code lines missed | data lines missed |' : '';
 const rows = [
-  '| call | calls (N, 2N) | instructions | target | syscalls | target |',
-  '|---|---|---|---|---|---|',
+  `| call | calls (N, 2N) | instructions | target | syscalls | target |${footprintHead}`,
+  `|---|---|---|---|---|---|${options.footprint ? '---|---|' : ''}`,
 ];
+const footprintCells = (result) => (options.footprint ? ` ${number(result.codeMisses)} | ${number(result.dataMisses)} |` : '');
 for (const kind of options.kinds) {
   const goal = KINDS[kind];
   const result = results[kind];
   const mark = (value, target) => (target == null || value == null ? '' : value <= target ? ' (met)' : ' (not met)');
   rows.push(`| ${goal.label} | ${result.n}, ${2 * result.n} | ${number(result.instructions)}${mark(result.instructions, goal.instructions)} `
     + `| ≤ ${number(goal.instructions)} | ${number(result.syscalls)}${mark(result.syscalls, goal.syscalls)} `
-    + `| ${goal.syscalls == null ? '–' : `≤ ${goal.syscalls}`} |`);
+    + `| ${goal.syscalls == null ? '–' : `≤ ${goal.syscalls}`} |${footprintCells(result)}`);
+}
+for (const kind of options.relay ? options.kinds : []) {
+  const result = relayResults[kind];
+  rows.push(`| ${KINDS[kind].label}, byte relay | ${result.n}, ${2 * result.n} | ${number(result.instructions)} | – | – | – |${footprintCells(result)}`);
 }
 process.stdout.write(`${rows.join('\n')}\n`);
 if (options.strace) {
