@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -48,11 +49,7 @@ public:
       co_return;
     }
     m_busy = true;
-    static constexpr char k_newline = '\n';
-    const bool whole = !line.empty() && line.back() == '\n';
-    std::array<boost::asio::const_buffer, 2> buffers{
-      boost::asio::buffer(line.data(), line.size()),
-      boost::asio::buffer(&k_newline, whole ? 0 : 1)};
+    auto buffers = line_buffers(line);
     boost::system::error_code error = write_at_once(buffers);
     if (!error && (buffers[0].size() > 0 || buffers[1].size() > 0)) {
       // The rest as the stream drains (Asio's composed write, which the
@@ -61,14 +58,40 @@ public:
         m_stream, buffers, boost::asio::as_tuple(boost::asio::use_awaitable));
     }
     m_busy = false;
-    if (error && !m_closed) {
-      m_broken = true;
-      m_log.info(std::string("cannot write to the ") + m_peer + ": " + error.message());
-    }
+    note_error(error);
     if (m_close_requested) {
       close_now();
     }
     m_changed.cancel(); // the next sender's turn
+  }
+
+  // Writes what the stream takes at once of `line` and its newline, if no
+  // write is in progress: nearly every line goes this way, with no
+  // coroutine frame and no pass through the event loop. Returns what is
+  // left for write() to finish, which the caller hands it at once (empty if
+  // only the newline is left; all of `line` if another write is in
+  // progress), or nothing once the line is written, or dropped because the
+  // stream is closed or broke (as write() drops it).
+  std::optional<std::string_view> try_write(std::string_view line)
+  {
+    if (stopped()) {
+      return std::nullopt;
+    }
+    if (m_busy) {
+      return line;
+    }
+    // Nobody waits for a turn while no write is in progress (write() wakes
+    // them all when it ends), so there is no one to wake here.
+    auto buffers = line_buffers(line);
+    const boost::system::error_code error = write_at_once(buffers);
+    if (error) {
+      note_error(error);
+      return std::nullopt;
+    }
+    if (buffers[0].size() == 0 && buffers[1].size() == 0) {
+      return std::nullopt;
+    }
+    return line.substr(line.size() - buffers[0].size());
   }
 
   // Closes the stream once the write in progress, if any, has ended; lines
@@ -92,6 +115,24 @@ public:
 
 private:
   bool stopped() const { return m_close_requested || m_broken; }
+
+  // `line`, and a newline if it lacks one.
+  static std::array<boost::asio::const_buffer, 2> line_buffers(std::string_view line)
+  {
+    static constexpr char k_newline = '\n';
+    const bool whole = !line.empty() && line.back() == '\n';
+    return {boost::asio::buffer(line.data(), line.size()),
+            boost::asio::buffer(&k_newline, whole ? 0 : 1)};
+  }
+
+  // After a write error every line is dropped (see write()).
+  void note_error(const boost::system::error_code& error)
+  {
+    if (error && !m_closed) {
+      m_broken = true;
+      m_log.info(std::string("cannot write to the ") + m_peer + ": " + error.message());
+    }
+  }
 
   // Writes as much of `buffers` as the stream takes at once, and consumes
   // it from them: a small line costs one write and no pass through the

@@ -111,7 +111,9 @@ awaitable<void> handle_client_line(Session& session, std::string line, ClientMes
     }
     session.guard.on_client_request(std::move(line), message.body, std::move(message.content), out);
     free_tree_if_long(message, text.size());
-    co_await flush(session, out);
+    if (!flush_at_once(session, out)) {
+      co_await flush(session, out);
+    }
     co_return;
   }
   case MessageKind::response: {
@@ -257,14 +259,20 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
     } else if (skimmed.has_result_or_error) {
       Outbox out;
       if (session.guard.on_upstream_response(key, text, skimmed, out)) {
-        co_await session.to_client.write(text);
+        if (const auto rest = session.to_client.try_write(text)) {
+          co_await session.to_client.write(*rest);
+        }
       }
       session.guard.settle_reads();
-      co_await flush(session, out);
-        co_return;
+      if (!flush_at_once(session, out)) {
+        co_await flush(session, out);
+      }
+      co_return;
     }
   }
-  co_await session.to_client.write(text);
+  if (const auto rest = session.to_client.try_write(text)) {
+    co_await session.to_client.write(*rest);
+  }
 }
 
 awaitable<void> relay_upstream_to_client(Session& session)

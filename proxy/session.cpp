@@ -11,13 +11,46 @@ void audit(Session& session, const nlohmann::ordered_json& record)
   }
 }
 
-awaitable<void> flush(Session& session, Outbox& out)
+namespace {
+
+// Writes the first of `lines` that `writer` takes at once, and removes them
+// (and the written part of the line it took in part). True if none is left.
+template <class Writer>
+bool send_at_once(Writer& writer, std::vector<std::string>& lines)
+{
+  std::size_t sent = 0;
+  for (; sent < lines.size(); ++sent) {
+    std::string& line = lines[sent];
+    if (const auto rest = writer.try_write(line)) {
+      line.erase(0, line.size() - rest->size()); // "" still owes its newline
+      break;
+    }
+  }
+  lines.erase(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(sent));
+  return lines.empty();
+}
+
+} // namespace
+
+bool flush_at_once(Session& session, Outbox& out)
 {
   for (const auto& line : out.log) {
     session.log.write(line.level, line.text);
   }
+  out.log.clear();
   for (const auto& record : out.decisions) {
     audit(session, record);
+  }
+  out.decisions.clear();
+  // The client's lines first, as flush() sends them.
+  return send_at_once(session.to_client, out.to_client)
+         && send_at_once(session.upstream.input(), out.to_upstream);
+}
+
+awaitable<void> flush(Session& session, Outbox& out)
+{
+  if (flush_at_once(session, out)) {
+    co_return;
   }
   for (const auto& line : out.to_client) {
     co_await session.to_client.write(line); // `out` keeps it until written

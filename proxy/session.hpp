@@ -99,6 +99,13 @@ awaitable<void> send(Writer& writer, std::string line)
 // once per outage.
 void audit(Session& session, const nlohmann::ordered_json& record);
 
+// Logs and audits what `out` holds, and writes the lines that the client
+// and the upstream take at once (try_write), without a coroutine frame or a
+// pass through the event loop; what is written leaves `out`. True if `out`
+// is empty; otherwise flush() writes the rest, in order. The hot path
+// calls this first: nearly every message's lines go at once.
+bool flush_at_once(Session& session, Outbox& out);
+
 // Writes what the guard wants sent, logged and audited, and empties `out`
 // (keeping its room for the next message).
 awaitable<void> flush(Session& session, Outbox& out);

@@ -1,0 +1,161 @@
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <string>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include "proxy/line_writer.hpp"
+
+using namespace fsguard;
+
+namespace {
+
+using Stream = boost::asio::posix::stream_descriptor;
+
+// A pipe that holds one page, so a line longer than that is taken in part.
+struct SmallPipe {
+  int read_end = -1;
+  int write_end = -1;
+
+  SmallPipe()
+  {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    read_end = fds[0];
+    write_end = fds[1];
+    REQUIRE(::fcntl(write_end, F_SETPIPE_SZ, 4096) == 4096);
+  }
+  ~SmallPipe()
+  {
+    if (read_end >= 0) {
+      ::close(read_end);
+    }
+  }
+
+  // Everything the pipe holds now.
+  std::string drain() const
+  {
+    const int flags = ::fcntl(read_end, F_GETFL);
+    ::fcntl(read_end, F_SETFL, flags | O_NONBLOCK);
+    std::string out;
+    char buffer[8192];
+    for (ssize_t n; (n = ::read(read_end, buffer, sizeof buffer)) > 0;) {
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::fcntl(read_end, F_SETFL, flags);
+    return out;
+  }
+};
+
+} // namespace
+
+TEST_SUITE("line writer")
+{
+  TEST_CASE("try_write writes a line that fits whole, with its newline, and leaves nothing")
+  {
+    SmallPipe pipe;
+    boost::asio::io_context context;
+    Stream stream(context, pipe.write_end);
+    const Log log;
+    LineWriter<Stream> writer(stream, log, "test");
+    CHECK_FALSE(writer.try_write("{\"id\":1}").has_value());
+    CHECK_FALSE(writer.try_write("{\"id\":2}\n").has_value()); // has its newline already
+    CHECK(pipe.drain() == "{\"id\":1}\n{\"id\":2}\n");
+  }
+
+  TEST_CASE("what try_write leaves, write() finishes: every byte once, in order")
+  {
+    SmallPipe pipe;
+    boost::asio::io_context context;
+    Stream stream(context, pipe.write_end);
+    const Log log;
+    LineWriter<Stream> writer(stream, log, "test");
+    const std::string line(10000, 'x');
+    const auto rest = writer.try_write(line);
+    REQUIRE(rest.has_value());
+    CHECK(rest->size() == line.size() - 4096);
+    CHECK(rest->data() == line.data() + 4096); // the unwritten end of the caller's line
+    std::string received = pipe.drain();
+    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+      co_await writer.write(*rest);
+    }, boost::asio::detached);
+    while (context.run_one() > 0) {
+      received += pipe.drain();
+    }
+    received += pipe.drain();
+    CHECK(received == line + "\n");
+  }
+
+  TEST_CASE("when only the newline does not fit, the rest is empty and write() sends the newline")
+  {
+    SmallPipe pipe;
+    boost::asio::io_context context;
+    Stream stream(context, pipe.write_end);
+    const Log log;
+    LineWriter<Stream> writer(stream, log, "test");
+    const std::string line(4096, 'y'); // fills the pipe; its newline is a 4097th byte
+    const auto rest = writer.try_write(line);
+    REQUIRE(rest.has_value());
+    CHECK(rest->empty());
+    std::string received = pipe.drain();
+    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+      co_await writer.write(*rest);
+    }, boost::asio::detached);
+    context.run();
+    received += pipe.drain();
+    CHECK(received == line + "\n");
+  }
+
+  TEST_CASE("while a write is in progress, try_write writes nothing and hands the whole line back")
+  {
+    SmallPipe pipe;
+    boost::asio::io_context context;
+    Stream stream(context, pipe.write_end);
+    const Log log;
+    LineWriter<Stream> writer(stream, log, "test");
+    const std::string first(10000, 'a');
+    bool first_written = false;
+    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+      co_await writer.write(first);
+      first_written = true;
+    }, boost::asio::detached);
+    context.poll(); // the first line fills the pipe and waits for it to drain
+    REQUIRE_FALSE(first_written);
+    // Room in the pipe again, but the first line is not finished.
+    std::string received = pipe.drain();
+    const std::string second = "{\"id\":2}";
+    const auto rest = writer.try_write(second);
+    REQUIRE(rest.has_value());
+    CHECK(*rest == second);
+    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+      co_await writer.write(*rest);
+    }, boost::asio::detached);
+    while (context.run_one() > 0) {
+      received += pipe.drain();
+    }
+    received += pipe.drain();
+    CHECK(first_written);
+    CHECK(received == first + "\n" + second + "\n");
+  }
+
+  TEST_CASE("once the reader is gone, try_write drops the line and so does every line after it")
+  {
+    std::signal(SIGPIPE, SIG_IGN);
+    SmallPipe pipe;
+    ::close(pipe.read_end);
+    pipe.read_end = -1;
+    boost::asio::io_context context;
+    Stream stream(context, pipe.write_end);
+    const Log log(LogLevel::error); // the broken pipe is logged at info
+    LineWriter<Stream> writer(stream, log, "test");
+    CHECK_FALSE(writer.try_write("{\"id\":1}").has_value());
+    CHECK_FALSE(writer.try_write("{\"id\":2}").has_value());
+  }
+}
