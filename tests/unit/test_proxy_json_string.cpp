@@ -146,6 +146,9 @@ TEST_SUITE("json_string")
            {R"("\ud83d\ude00")", {.non_ascii = true}},
            {R"("a\rb")", {.carriage_return = true}},
            {"\"" + plain + R"(\r\n")", {.carriage_return = true}},
+           {"\"" + plain + R"(\n\t\"\\\/\b\f)" + plain + "\"", {}},
+           {"\"" + plain + R"(\n\r\n)" + plain + "\"", {.carriage_return = true}},
+           {"\"" + plain + R"(\u000d)" + plain + "\"", {.carriage_return = true}},
            {R"("\u000d")", {.carriage_return = true}},
            {R"("\u000D\u00e9")", {.non_ascii = true, .carriage_return = true}},
          }) {
@@ -176,13 +179,34 @@ TEST_SUITE("json_string")
 
   TEST_CASE("literals the full parser would reject or repair are left to it")
   {
-    for (const std::string literal :
-         {R"("\ud800")", R"("\udc00")", R"("\ud800\u0041")", R"("\x")", R"("\u12")",
+    for (const std::string& literal : std::vector<std::string>{
+          R"("\ud800")", R"("\udc00")", R"("\ud800\u0041")", R"("\x")", R"("\u12")",
           "\"a\x01z\"", "\"tab\there\"", "\"bad \xFF byte\"", "\"overlong \xC0\xAF\"",
           "\"surrogate \xED\xA0\x80\"", "\"too high \xF4\x90\x80\x80\"", "\"cut \xE2\x82\"",
-          R"("a"b")", R"("ends with a backslash\")", "\"", "", "plain"}) {
+          R"("a"b")", R"("ends with a backslash\")", "\"", "", "plain",
+          // past a block, after an escape the blocks decode themselves
+          "\"" + std::string(40, 'p') + R"(\n\")", "\"" + std::string(40, 'p') + R"(\n\)",
+          "\"" + std::string(40, 'p') + R"(\n\x)" + std::string(40, 'p') + "\"",
+          "\"" + std::string(40, 'p') + "\\n\x01" + std::string(40, 'p') + "\""}) {
       CAPTURE(literal);
       CHECK_FALSE(decoded(literal).has_value());
+    }
+  }
+
+  TEST_CASE("a string with no closing quote is refused, whatever its length and its last bytes")
+  {
+    // The last bytes are decoded from a padded copy: the padding must not
+    // pass for a closing quote, nor for more of the string.
+    for (std::size_t length = 0; length < 72; ++length) {
+      for (const std::string last : {"", "p", "\\n", "\\n\\t", "\\u0041", "\xC3\xA9", "\\"}) {
+        const std::string body = std::string(length, 'p') + last;
+        CAPTURE(body);
+        for (const Simd simd : {Simd::best, Simd::sse2, Simd::none}) {
+          std::string text;
+          StringSink sink(text);
+          CHECK(decode_json_string(body.data(), body.data() + body.size(), sink, simd) == nullptr);
+        }
+      }
     }
   }
 
@@ -234,6 +258,87 @@ TEST_SUITE("json_string")
       const auto text = decoded(literal);
       REQUIRE(text.has_value());
       CHECK(*text == *reference_text(literal));
+    }
+  }
+
+  TEST_CASE("escapes inside the blocks decode as the full parser reads them, wherever they fall")
+  {
+    // Two escapes: the first at every offset around the 16- and 32-byte
+    // blocks, the second right after it or further on, then the closing
+    // quote at once (the escape at the very end) or a block and more later.
+    for (const std::string escape :
+         {"\\n", "\\t", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\r", "\\u0041", "\\u00e9"}) {
+      for (std::size_t first = 0; first < 70; ++first) {
+        for (std::size_t gap = 0; gap < 34; ++gap) {
+          for (const std::size_t tail : {0, 1, 33}) {
+            const std::string literal = "\"" + std::string(first, 'a') + escape
+                                        + std::string(gap, 'b') + escape + std::string(tail, 'c')
+                                        + "\"";
+            CAPTURE(literal);
+            const auto text = decoded(literal);
+            REQUIRE(text.has_value());
+            CHECK(*text == *reference_text(literal));
+          }
+        }
+      }
+    }
+  }
+
+  TEST_CASE("a run of escapes back to back decodes whole")
+  {
+    for (const std::string escape : {"\\n", "\\\\", "\\r", "\\u0041"}) {
+      for (std::size_t count = 1; count < 40; ++count) {
+        for (const std::size_t before : {0, 5, 31, 32, 33}) {
+          std::string literal = "\"" + std::string(before, 'a');
+          for (std::size_t index = 0; index < count; ++index) {
+            literal += escape;
+          }
+          literal += std::string(40, 'z') + "\"";
+          CAPTURE(literal);
+          const auto text = decoded(literal);
+          REQUIRE(text.has_value());
+          CHECK(*text == *reference_text(literal));
+        }
+      }
+    }
+  }
+
+  TEST_CASE("escapes where the decoder's 4 KiB of room runs out decode whole")
+  {
+    // The decoder hands its bytes on 4 KiB at a time; the common escapes
+    // make the input run ahead of the output, so the room runs out with the
+    // input past 4 KiB, at every phase of the escapes against it. A piece
+    // longer than the room and its slack would have run past its buffer.
+    struct PieceSink final : ByteSink {
+      std::string text;
+      std::size_t longest = 0;
+      void append(const char* bytes, std::size_t size) override
+      {
+        text.append(bytes, size);
+        longest = std::max(longest, size);
+      }
+    };
+    for (const std::string escape : {"\\n", "\\\"", "\\u0041"}) {
+      for (const std::size_t every : {1, 7, 31, 32, 33, 100}) {
+        for (std::size_t before = 4040; before < 4100; ++before) {
+          std::string literal = "\"" + std::string(before, 'a');
+          while (literal.size() < 4300) {
+            literal += escape + std::string(every, 'b');
+          }
+          literal += "\"";
+          CAPTURE(literal.substr(before - 8, 80));
+          const auto text = decoded(literal);
+          REQUIRE(text.has_value());
+          CHECK(*text == *reference_text(literal));
+          for (const Simd simd : {Simd::best, Simd::sse2, Simd::none}) {
+            PieceSink sink;
+            const char* end = literal.data() + literal.size();
+            CHECK(decode_json_string(literal.data() + 1, end, sink, simd) == end);
+            CHECK(sink.text == *text);
+            CHECK(sink.longest <= 4096 + 32);
+          }
+        }
+      }
     }
   }
 
