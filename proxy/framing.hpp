@@ -68,7 +68,11 @@ public:
       if (m_eof) {
         co_return take_unterminated_line();
       }
-      co_await read_more();
+      // The read is awaited here rather than in a coroutine of its own:
+      // one frame fewer per line.
+      const auto [error, count] = co_await m_stream.async_read_some(
+        room_to_read(), boost::asio::as_tuple(boost::asio::use_awaitable));
+      note_read(error, count);
     }
   }
 
@@ -150,7 +154,8 @@ private:
     return LineEvent{LineStatus::eof, {}};
   }
 
-  boost::asio::awaitable<void> read_more()
+  // Makes room after the bytes read for the next read, and returns it.
+  boost::asio::mutable_buffer room_to_read()
   {
     const std::size_t partial = m_end - m_line_start;
     const bool full = m_end == m_buffer->size();
@@ -167,9 +172,13 @@ private:
       m_buffer->grow(2 * m_buffer->size());
     }
     m_buffer->set_used(m_end);
-    auto [error, count] = co_await m_stream.async_read_some(
-      boost::asio::buffer(m_buffer->data() + m_end, m_buffer->size() - m_end),
-      boost::asio::as_tuple(boost::asio::use_awaitable));
+    return boost::asio::buffer(m_buffer->data() + m_end, m_buffer->size() - m_end);
+  }
+
+  // Takes in the `count` bytes a read put in the room_to_read(); an error
+  // (EOF among them) ends the stream.
+  void note_read(const boost::system::error_code& error, std::size_t count)
+  {
     m_end += count;
     m_buffer->set_used(m_end);
     if (error) {
