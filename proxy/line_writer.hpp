@@ -66,18 +66,19 @@ public:
   }
 
   // Writes what the stream takes at once of `line` and its newline, if no
-  // write is in progress: nearly every line goes this way, with no
-  // coroutine frame and no pass through the event loop. Returns what is
-  // left for write() to finish, which the caller hands it at once (empty if
-  // only the newline is left; all of `line` if another write is in
-  // progress), or nothing once the line is written, or dropped because the
-  // stream is closed or broke (as write() drops it).
+  // write is in progress and the line is short: nearly every line goes this
+  // way, with no coroutine frame and no pass through the event loop.
+  // Returns what is left for write() to finish, which the caller hands it
+  // at once (empty if only the newline is left; all of `line` if another
+  // write is in progress or the line is long), or nothing once the line is
+  // written, or dropped because the stream is closed or broke (as write()
+  // drops it).
   std::optional<std::string_view> try_write(std::string_view line)
   {
     if (stopped()) {
       return std::nullopt;
     }
-    if (m_busy) {
+    if (m_busy || line.size() > k_at_once_bytes) {
       return line;
     }
     // Nobody waits for a turn while no write is in progress (write() wakes
@@ -112,6 +113,11 @@ public:
       co_await m_closing.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     }
   }
+
+  // A longer line goes to write() whole: it takes several writes anyway,
+  // and a caller that keeps the rest of a line it could not send whole
+  // (flush_at_once) need not move a long one's bytes.
+  static constexpr std::size_t k_at_once_bytes = 64 * 1024;
 
 private:
   bool stopped() const { return m_close_requested || m_broken; }

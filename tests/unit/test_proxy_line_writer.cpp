@@ -77,7 +77,8 @@ TEST_SUITE("line writer")
     Stream stream(context, pipe.write_end);
     const Log log;
     LineWriter<Stream> writer(stream, log, "test");
-    const std::string line(10000, 'x');
+    const std::string line(10000, 'x'); // longer than the pipe holds, short for try_write
+    REQUIRE(line.size() <= LineWriter<Stream>::k_at_once_bytes);
     const auto rest = writer.try_write(line);
     REQUIRE(rest.has_value());
     CHECK(rest->size() == line.size() - 4096);
@@ -91,6 +92,21 @@ TEST_SUITE("line writer")
     }
     received += pipe.drain();
     CHECK(received == line + "\n");
+  }
+
+  TEST_CASE("a long line is handed back whole, unwritten, for write()")
+  {
+    SmallPipe pipe;
+    boost::asio::io_context context;
+    Stream stream(context, pipe.write_end);
+    const Log log;
+    LineWriter<Stream> writer(stream, log, "test");
+    const std::string line(LineWriter<Stream>::k_at_once_bytes + 1, 'z');
+    const auto rest = writer.try_write(line);
+    REQUIRE(rest.has_value());
+    CHECK(rest->data() == line.data());
+    CHECK(rest->size() == line.size());
+    CHECK(pipe.drain().empty());
   }
 
   TEST_CASE("when only the newline does not fit, the rest is empty and write() sends the newline")
