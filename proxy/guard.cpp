@@ -579,14 +579,34 @@ void Guard::drop_partial_check(std::uint64_t number)
 
 void Guard::mark_file_busy(const std::string& file, int delta, ToolRole role)
 {
-  const auto entry = m_busy.try_emplace(file).first; // one lookup for both, not two
+  const auto entry = busy_entry(file);
   Busy& busy = entry->second;
   busy.calls += delta;
   busy.moves += role == ToolRole::move ? delta : 0;
   busy.changes += changes_files(role) ? delta : 0;
   if (busy.calls <= 0) {
-    m_busy.erase(entry);
+    if (m_spare_busy.empty()) {
+      m_spare_busy = m_busy.extract(entry); // for the next file to become busy
+    } else {
+      m_busy.erase(entry);
+    }
   }
+}
+
+Guard::BusyMap::iterator Guard::busy_entry(const std::string& file)
+{
+  if (m_spare_busy.empty()) {
+    return m_busy.try_emplace(file).first; // one lookup for both, not two
+  }
+  // Most calls find their file idle: the node the last idle file left, and
+  // its path's room, take it in without an allocation.
+  m_spare_busy.key() = file;
+  m_spare_busy.mapped() = Busy{};
+  auto inserted = m_busy.insert(std::move(m_spare_busy));
+  if (!inserted.inserted) {
+    m_spare_busy = std::move(inserted.node); // busy already: the node stays spare
+  }
+  return inserted.position;
 }
 
 bool Guard::awaits_directories(const CallInFlight& call) const
@@ -1418,13 +1438,15 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
   }
   switch (call.what.role) {
   case ToolRole::read: {
-    std::vector<bool> read(call.files.size(), true);
+    // Which files the answer showed: all of them, unless a list's answer
+    // leaves some out (left empty otherwise: no allocation for a list of one).
+    std::vector<bool> listed_shown;
     if (call.what.path_list) {
       std::vector<std::string> requested;
       for (const auto& argument : call.what.paths) {
         requested.push_back(argument.raw.value_or(""));
       }
-      read = parts_read(result_text(response), requested);
+      listed_shown = parts_read(result_text(response), requested);
     }
     ReadExtent extent = call.what.extent;
     std::string reason;
@@ -1448,7 +1470,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       record_upstream_read(call, line, skimmed, response, extent, reason, shown_at, out);
     }
     for (std::size_t index = 0; index < call.files.size() && !m_view; ++index) {
-      if (call.files[index] && read[index]) {
+      if (call.files[index] && (!call.what.path_list || listed_shown[index])) {
         m_tracker.finish_read(*call.files[index], call.read_starts[index], extent,
                               call.what.view, reason, shown_at);
       }

@@ -245,6 +245,13 @@ private:
     Outcome outcome = Outcome::ran;
     std::optional<CallInFlight> call; // held: as described now
   };
+  // The calls in flight on one file.
+  struct Busy {
+    int calls = 0;
+    int moves = 0;
+    int changes = 0; // writes, edits and moves
+  };
+  using BusyMap = std::unordered_map<std::string, Busy>;
 
   const ToolMap& tools() const;
   std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
@@ -287,6 +294,8 @@ private:
                               ReadExtent extent, std::uint64_t known_since);
   // `delta` calls of `role` in flight on `file` (a partial check: a read).
   void mark_file_busy(const std::string& file, int delta, ToolRole role = ToolRole::read);
+  // The entry of `file` in m_busy, added (all counts 0) if it is idle.
+  BusyMap::iterator busy_entry(const std::string& file);
   // Records partial check `number` once all three of its texts are in.
   void finish_partial_check(std::uint64_t number, Outbox& out);
   // Drops partial check `number`, freeing its file.
@@ -386,12 +395,10 @@ private:
   // Orders what the client sent and what it was shown: a read shown after
   // a call was sent cannot have informed that call.
   std::uint64_t m_moment = 0;
-  struct Busy {
-    int calls = 0;
-    int moves = 0;
-    int changes = 0; // writes, edits and moves
-  };
-  std::unordered_map<std::string, Busy> m_busy; // canonical path -> calls in flight
+  BusyMap m_busy; // canonical path -> calls in flight
+  // The entry of the last file that fell idle, kept to take in the next
+  // busy one: one node and one path's room at most.
+  BusyMap::node_type m_spare_busy;
   KeptTexts m_kept;
   std::vector<ShownText> m_shown_texts;          // reads' texts, until their hashes settle
   std::deque<OwnWrite> m_own_writes;             // the latest, to name the cause of a change

@@ -116,7 +116,7 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
       return;
     }
     entry->second = std::move(record);
-    m_owed.push_back(path);
+    owe_hash(path);
     return;
   }
   settle(path);
@@ -201,12 +201,25 @@ void Tracker::merge_earlier(SeenRecord& record, const EarlierView& earlier)
   }
 }
 
+void Tracker::owe_hash(const std::string& path)
+{
+  if (m_owed_count < m_owed.size()) {
+    m_owed[m_owed_count].assign(path); // in the room an earlier path left
+  } else {
+    m_owed.push_back(path);
+  }
+  ++m_owed_count;
+}
+
 void Tracker::settle_reads()
 {
-  for (const auto& path : m_owed) {
-    settle(path);
+  for (std::size_t index = 0; index < m_owed_count; ++index) {
+    settle(m_owed[index]);
   }
-  m_owed.clear();
+  m_owed_count = 0;
+  if (m_owed.size() > k_owed_rooms_kept) {
+    m_owed.resize(k_owed_rooms_kept); // after a burst of reads
+  }
 }
 
 void Tracker::settle(const std::string& path)

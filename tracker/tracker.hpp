@@ -234,6 +234,8 @@ public:
   std::uint64_t generation() const { return m_generation; }
 
 private:
+  // Adds `path` to the paths whose records may owe a hash.
+  void owe_hash(const std::string& path);
   void settle(const std::string& path);
   // Gives the owed `record` the content `digest`.
   static void settle_with(SeenRecord& record, const ContentDigest& digest);
@@ -246,7 +248,12 @@ private:
   static void merge_earlier(SeenRecord& record, const EarlierView& earlier);
 
   Disk& m_disk;
-  std::vector<std::string> m_owed; // paths whose records may owe a hash
+  // The paths whose records may owe a hash are the first m_owed_count;
+  // the strings after them keep their room for the next reads' paths, so
+  // that a read allocates none (at most k_owed_rooms_kept of them).
+  std::vector<std::string> m_owed;
+  std::size_t m_owed_count = 0;
+  static constexpr std::size_t k_owed_rooms_kept = 16;
   std::unordered_map<std::string, SeenRecord> m_records;
   std::uint64_t m_generation = 0;
   std::chrono::seconds m_read_ttl{0};
