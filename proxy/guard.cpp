@@ -164,14 +164,20 @@ void Guard::set_settings(GuardSettings settings)
 
 void Guard::settle_reads()
 {
-  for (const auto& shown : m_shown_texts) {
+  for (auto& shown : m_shown_texts) {
     if (shown.read && shown.is_file_bytes) {
-      settle_from_answer(shown);
+      shown.paid_with = settle_from_answer(shown);
     }
   }
   m_tracker.settle_reads();
   // Decoded here, after the answer went on: the agent does not wait for it.
   for (auto& shown : m_shown_texts) {
+    if (shown.paid_with && m_kept.find(*shown.paid_with) != nullptr) {
+      // Its record became known as this text, still kept, and nothing
+      // since changes a known record: the checks below would pass it over
+      // too, after one more lookup of its path.
+      continue;
+    }
     const SeenRecord* record = m_tracker.find(shown.file);
     if (record == nullptr || record->extent != ReadExtent::whole
         || (record->hash_state == HashState::known && m_kept.find(record->hash) != nullptr)) {
@@ -202,24 +208,28 @@ void Guard::settle_reads()
   m_shown_texts.clear();
 }
 
-void Guard::settle_from_answer(const ShownText& shown)
+std::optional<ContentHash> Guard::settle_from_answer(const ShownText& shown)
 {
   const SeenRecord* record = m_tracker.find(shown.file);
   if (record == nullptr || record->hash_state != HashState::owed
       || record->known_since != shown.shown_at || !record->trusted_stat
       || static_cast<std::uint64_t>(record->trusted_stat->size) > shown.raw().size()) {
-    return; // not this read's record, or a text too short to be the file: not worth decoding
+    // Not this read's record, or a text too short to be the file: not worth decoding.
+    return std::nullopt;
   }
   auto decoded = decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
   if (!decoded || holds_replacement_character(*decoded)) {
-    return; // the server may have put U+FFFD for bytes that are not UTF-8: hash the file
+    // The server may have put U+FFFD for bytes that are not UTF-8: hash the file.
+    return std::nullopt;
   }
   // The traits come from what the decoder saw (no scan) for ASCII text.
   const ContentDigest digest{m_disk.hash_of(decoded->text), content_traits(*decoded)};
-  if (m_tracker.settle_from_text(shown.file, shown.shown_at, digest,
-                                 static_cast<std::int64_t>(decoded->text.size()))) {
-    keep_text(digest.hash, std::move(decoded->text));
+  if (!m_tracker.settle_from_text(shown.file, shown.shown_at, digest,
+                                  static_cast<std::int64_t>(decoded->text.size()))) {
+    return std::nullopt;
   }
+  keep_text(digest.hash, std::move(decoded->text));
+  return digest.hash;
 }
 
 void Guard::keep_text(const ContentHash& hash, std::string text)

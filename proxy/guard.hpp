@@ -186,6 +186,8 @@ private:
     bool is_file_bytes = false; // its tool's text is the file's bytes (ToolSpec)
     bool decoded = false;       // `owned` is the text, not its JSON string
     std::optional<ContentHash> hash{}; // the text's, when known (a decoded write's)
+    // A read's: the hash its text paid for its record (settle_from_answer).
+    std::optional<ContentHash> paid_with{};
     std::string_view raw() const { return owned.empty() ? in_answer : std::string_view(owned); }
   };
   // What fsguard showed the agent of `file` in its own text at `shown`,
@@ -350,8 +352,9 @@ private:
   void keep_text(const ContentHash& hash, std::string text);
   // Pays the hash the read that showed `shown` owes with the text itself,
   // when it is the file's bytes exactly (Tracker::settle_from_text), and
-  // keeps that text: the file is not read again.
-  void settle_from_answer(const ShownText& shown);
+  // keeps that text: the file is not read again. Returns the text's hash,
+  // if it paid.
+  std::optional<ContentHash> settle_from_answer(const ShownText& shown);
   // Records what fsguard showed the agent in its own texts, once
   // k_take_in_time has passed at `now`.
   void take_in_shown(Clock::time_point now);

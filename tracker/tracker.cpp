@@ -92,7 +92,6 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
   if (const auto stat = m_disk.stat(path); stat && stat->is_regular() && start.stat
       && *start.stat == *stat && !start.hash && !racy(Fingerprint{*stat, {}, now})) {
     // It held still, and its stat can vouch for it: hash it later.
-    settle(path); // a hash an earlier read still owes, for the check below
     SeenRecord record;
     record.trusted_stat = *stat;
     record.taken_at_ns = now;
@@ -104,8 +103,13 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     record.extent = extent; // lines may still turn out partial when the file is hashed
     record.view = view;
     record.whole_since = extent == ReadExtent::whole ? shown_at : k_never;
-    // One lookup finds the record this one replaces and takes its place.
-    const auto [entry, added] = m_records.try_emplace(path);
+    // One lookup finds the record this one replaces, with a hash an earlier
+    // read still owes paid for the check below, and takes its place.
+    auto replaced = m_records.try_emplace(path);
+    if (!replaced.second && !settle(replaced.first)) {
+      replaced = m_records.try_emplace(path); // the file was gone: nothing replaced
+    }
+    const auto [entry, added] = replaced;
     record.earlier = added ? std::nullopt : earlier_view(entry->second);
     if (!added && record.earlier && stat_proves_unchanged(entry->second, *stat)) {
       // A file read again that still has the stat its known content had:
@@ -211,6 +215,17 @@ void Tracker::owe_hash(const std::string& path)
   ++m_owed_count;
 }
 
+void Tracker::drop_owed(const std::string& path)
+{
+  const auto owed_end = m_owed.begin() + static_cast<std::ptrdiff_t>(m_owed_count);
+  const auto owed = std::find(m_owed.begin(), owed_end, path);
+  if (owed != owed_end) {
+    // The rest keep their order; its room goes after them.
+    std::rotate(owed, owed + 1, owed_end);
+    --m_owed_count;
+  }
+}
+
 void Tracker::settle_reads()
 {
   for (std::size_t index = 0; index < m_owed_count; ++index) {
@@ -224,11 +239,18 @@ void Tracker::settle_reads()
 
 void Tracker::settle(const std::string& path)
 {
-  const auto found = m_records.find(path);
-  if (found == m_records.end() || found->second.hash_state != HashState::owed) {
-    return;
+  if (const auto found = m_records.find(path); found != m_records.end()) {
+    settle(found);
+  }
+}
+
+bool Tracker::settle(Records::iterator found)
+{
+  if (found->second.hash_state != HashState::owed) {
+    return true;
   }
   ++m_generation;
+  const std::string& path = found->first;
   SeenRecord& record = found->second;
   // An owed record always has its trusted stat (finish_move settles first).
   const auto now = record.trusted_stat ? m_disk.hash_if_unchanged(path, *record.trusted_stat)
@@ -237,7 +259,7 @@ void Tracker::settle(const std::string& path)
     // Gone or unreadable now: as for a read fingerprinted at once, fsguard
     // cannot vouch for what the agent saw.
     m_records.erase(found);
-    return;
+    return false;
   }
   if (!now->digest) {
     // It changed after the agent's read: what the agent saw is gone, and no
@@ -245,9 +267,10 @@ void Tracker::settle(const std::string& path)
     record.hash_state = HashState::lost;
     record.trusted_stat.reset();
     record.earlier.reset();
-    return;
+    return true;
   }
   settle_with(record, *now->digest);
+  return true;
 }
 
 bool Tracker::settle_from_text(const std::string& path, std::uint64_t shown_at,
@@ -265,6 +288,7 @@ bool Tracker::settle_from_text(const std::string& path, std::uint64_t shown_at,
   }
   ++m_generation;
   settle_with(record, digest);
+  drop_owed(path); // paid: settle_reads() need not look it up again
   return true;
 }
 

@@ -234,9 +234,17 @@ public:
   std::uint64_t generation() const { return m_generation; }
 
 private:
+  using Records = std::unordered_map<std::string, SeenRecord>;
+
   // Adds `path` to the paths whose records may owe a hash.
   void owe_hash(const std::string& path);
+  // Takes `path` (once) off the paths whose records may owe a hash.
+  void drop_owed(const std::string& path);
+  // Pays the hash the record of `path`, or `found`, owes, if it owes one.
+  // The iterator form returns false if it dropped the record (its file is
+  // gone or unreadable).
   void settle(const std::string& path);
+  bool settle(Records::iterator found);
   // Gives the owed `record` the content `digest`.
   static void settle_with(SeenRecord& record, const ContentDigest& digest);
   // What the clean record of `path` knew, if any.
@@ -254,7 +262,7 @@ private:
   std::vector<std::string> m_owed;
   std::size_t m_owed_count = 0;
   static constexpr std::size_t k_owed_rooms_kept = 16;
-  std::unordered_map<std::string, SeenRecord> m_records;
+  Records m_records;
   std::uint64_t m_generation = 0;
   std::chrono::seconds m_read_ttl{0};
 };

@@ -711,6 +711,29 @@ TEST_SUITE("tracker: a read settled from its answer's text")
     CHECK(code_of(f.overwrite()) == VetoCode::changed);
   }
 
+  TEST_CASE("a read paid from its text leaves the hashes other reads owe to settle_reads")
+  {
+    Fixture f;
+    const std::string other = "/ws/b.txt";
+    f.disk.write(other, "other\n");
+    f.disk.advance(k_later);
+    f.tracker.finish_read(other, f.tracker.begin_read(other), ReadExtent::whole,
+                          ReadView::utf8_text, {}, 6);
+    read_owed(f, 7);
+    CHECK(f.tracker.settle_from_text(k_file, 7, digest_of(f, "hello\n"), 6));
+    f.disk.advance(k_later);
+    f.disk.write(other, "changed\n"); // after the read: what the agent saw is lost
+    const int hashes = f.disk.hash_calls;
+    f.tracker.settle_reads();
+    CHECK(f.disk.hash_calls == hashes + 1); // the other file's, and only it
+    const SeenRecord* record = f.tracker.find(other);
+    REQUIRE(record != nullptr);
+    CHECK(record->hash_state == HashState::lost);
+    CHECK(code_of(f.overwrite(other)) == VetoCode::changed);
+    CHECK(f.tracker.find(k_file)->hash_state == HashState::known);
+    CHECK_FALSE(f.overwrite().has_value());
+  }
+
   TEST_CASE("a text that may not be the file's bytes, or not this read's, leaves the hash to the file")
   {
     const auto refused = [](std::uint64_t shown_at, std::int64_t size, ReadExtent extent,
