@@ -210,11 +210,10 @@ void Guard::settle_reads()
 
 std::optional<ContentHash> Guard::settle_from_answer(const ShownText& shown)
 {
-  const SeenRecord* record = m_tracker.find(shown.file);
-  if (record == nullptr || record->hash_state != HashState::owed
-      || record->known_since != shown.shown_at || !record->trusted_stat
-      || static_cast<std::uint64_t>(record->trusted_stat->size) > shown.raw().size()) {
-    // Not this read's record, or a text too short to be the file: not worth decoding.
+  if (!shown.owed_size || static_cast<std::uint64_t>(*shown.owed_size) > shown.raw().size()) {
+    // Its read left no hash owed, or a text too short to be the file: not
+    // worth decoding. (settle_from_text checks that the record is still
+    // this read's and still owes.)
     return std::nullopt;
   }
   auto decoded = decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
@@ -1417,9 +1416,11 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
     }
     return true;
   }
+  // Marked idle before its answer is recorded, which looks at no call in
+  // flight, so that the record may take the call's paths rather than copy them.
+  mark_busy(call, -1);
   const bool relay = record_answer(call, line, skimmed, out, now);
   drop_unused_checks();
-  mark_busy(call, -1);
   release_held(out, now);
   return relay;
 }
@@ -1479,24 +1480,31 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     if (m_view) {
       record_upstream_read(call, line, skimmed, response, extent, reason, shown_at, out);
     }
+    std::optional<std::int64_t> owed_size; // the first file's, if its record owes a hash
     for (std::size_t index = 0; index < call.files.size() && !m_view; ++index) {
       if (call.files[index] && (!call.what.path_list || listed_shown[index])) {
-        m_tracker.finish_read(*call.files[index], call.read_starts[index], extent,
-                              call.what.view, reason, shown_at);
+        const SeenRecord* record = m_tracker.finish_read(
+          *call.files[index], call.read_starts[index], extent, call.what.view, reason, shown_at);
+        if (index == 0 && record != nullptr && record->hash_state == HashState::owed
+            && record->trusted_stat) {
+          owed_size = record->trusted_stat->size;
+        }
       }
     }
     if (!m_view && extent == ReadExtent::whole && !call.what.path_list && call.files.size() == 1
         && call.files.front() && call.what.view == ReadView::utf8_text
         && call.what.whole_if_status.empty() && m_kept.budget().total_bytes > 0) {
       // The text exactly as the agent saw it, kept once settle_reads() has
-      // confirmed that it is the file's content.
+      // confirmed that it is the file's content. The call is done with its
+      // path (on_upstream_response marked it idle first): the text takes it.
       const auto raw = skim_first_text(skimmed);
       if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
-        m_shown_texts.push_back(ShownText{.file = *call.files.front(),
+        m_shown_texts.push_back(ShownText{.file = std::move(*call.files.front()),
                                           .in_answer = *raw,
                                           .read = true,
                                           .shown_at = shown_at,
-                                          .is_file_bytes = call.what.text_is_file_bytes});
+                                          .is_file_bytes = call.what.text_is_file_bytes,
+                                          .owed_size = owed_size});
       }
     }
     break;

@@ -188,6 +188,9 @@ private:
     std::optional<ContentHash> hash{}; // the text's, when known (a decoded write's)
     // A read's: the hash its text paid for its record (settle_from_answer).
     std::optional<ContentHash> paid_with{};
+    // A read's: the file size its record owed a hash for when the answer
+    // came (Tracker::finish_read); none if it owed none.
+    std::optional<std::int64_t> owed_size{};
     std::string_view raw() const { return owned.empty() ? in_answer : std::string_view(owned); }
   };
   // What fsguard showed the agent of `file` in its own text at `shown`,

@@ -75,9 +75,9 @@ ReadStart Tracker::begin_read(const std::string& path)
   return start;
 }
 
-void Tracker::finish_read(const std::string& path, const ReadStart& start,
-                          ReadExtent extent, ReadView view, std::string partial_reason,
-                          std::uint64_t shown_at)
+const SeenRecord* Tracker::finish_read(const std::string& path, const ReadStart& start,
+                                       ReadExtent extent, ReadView view,
+                                       std::string partial_reason, std::uint64_t shown_at)
 {
   ++m_generation;
   if (extent == ReadExtent::whole) {
@@ -117,11 +117,11 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
       const ContentDigest same{entry->second.hash, entry->second.traits};
       entry->second = std::move(record);
       settle_with(entry->second, same);
-      return;
+      return &entry->second;
     }
     entry->second = std::move(record);
     owe_hash(path);
-    return;
+    return &entry->second;
   }
   settle(path);
   auto after = m_disk.fingerprint(path);
@@ -129,7 +129,7 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
     // The file is gone or unreadable now: whatever the agent saw, fsguard
     // cannot vouch for it.
     m_records.erase(path);
-    return;
+    return nullptr;
   }
   extent = extent_shown(extent, view, after->traits);
   extent = extent_shown(extent, view, after->traits);
@@ -143,7 +143,7 @@ void Tracker::finish_read(const std::string& path, const ReadStart& start,
   if (const auto earlier = earlier_view(path); earlier && !record.changed_during_read) {
     merge_earlier(record, *earlier);
   }
-  m_records[path] = record;
+  return &(m_records[path] = record);
 }
 
 void Tracker::record_known(const std::string& path, const ContentDigest& digest,

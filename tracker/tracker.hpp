@@ -133,9 +133,11 @@ public:
   // leaves the hash owed to settle_reads().
   // The read showed it through `view`; `partial_reason` says how a partial
   // view was cut when it was not head/tail; `shown_at` is the moment its
-  // answer reached the agent (see check_write).
-  void finish_read(const std::string& path, const ReadStart& start, ReadExtent extent,
-                   ReadView view, std::string partial_reason = {}, std::uint64_t shown_at = 0);
+  // answer reached the agent (see check_write). Returns the record it
+  // leaves (null: none), valid until the tracker next changes.
+  const SeenRecord* finish_read(const std::string& path, const ReadStart& start,
+                                ReadExtent extent, ReadView view,
+                                std::string partial_reason = {}, std::uint64_t shown_at = 0);
 
   // Records that the agent was shown, at moment `shown_at`, the `extent` of
   // content `digest` (`size` bytes) that `path` held through `view`, as
