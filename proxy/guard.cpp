@@ -1349,6 +1349,16 @@ void Guard::on_client_notification(std::string line, const nlohmann::json& notif
   release_held(out, Clock::now());
 }
 
+bool Guard::close_relayed_request(const std::string& key)
+{
+  const PendingRequest* pending = m_ledger.find(Peer::upstream, key);
+  if (pending == nullptr || pending->expect != Expectation::relay) {
+    return false;
+  }
+  m_ledger.close(Peer::upstream, key); // as on_upstream_response() would, and no more
+  return true;
+}
+
 bool Guard::on_upstream_response(const std::string& key, std::string_view line,
                                  const SkimmedMessage& skimmed, Outbox& out,
                                  Clock::time_point now)

@@ -85,6 +85,13 @@ public:
                             const SkimmedMessage& skimmed, Outbox& out,
                             Clock::time_point now = Clock::now());
 
+  // If the upstream's request with id key `key` is one fsguard only relays
+  // (a call of a tool it does not guard, a listing of the client's), closes
+  // it and returns true: its answer needs nothing else from the guard, so
+  // it goes to the client without a skim. False, and nothing closed,
+  // otherwise: on_upstream_response() takes the answer.
+  bool close_relayed_request(const std::string& key);
+
   // The upstream's answer whose last bytes are `tail` was `length` bytes,
   // over `limit`, and was dropped: its request, if fsguard can tell which,
   // is answered with an error rather than left waiting for ever.

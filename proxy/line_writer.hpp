@@ -81,8 +81,9 @@ public:
     if (m_busy || line.size() > k_at_once_bytes) {
       return line;
     }
-    // Nobody waits for a turn while no write is in progress (write() wakes
-    // them all when it ends), so there is no one to wake here.
+    // A sender still to resume from the last write()'s wake-up finds the
+    // stream free or busy when it runs, and waits again if busy: a write
+    // that never set m_busy has no one to wake.
     auto buffers = line_buffers(line);
     const boost::system::error_code error = write_at_once(buffers);
     if (error) {

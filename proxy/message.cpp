@@ -746,6 +746,15 @@ std::string_view trailing_id(std::string_view tail)
                                                                               : std::string_view();
 }
 
+std::string answer_key_from_ends(std::string_view line)
+{
+  if (!line.starts_with(R"({"result":)")) {
+    return {};
+  }
+  const std::string_view raw_id = trailing_id(line);
+  return raw_id.empty() ? std::string() : id_key_of_raw(raw_id);
+}
+
 namespace {
 
 // The raw value of member `key` of the raw JSON object `object`, when it

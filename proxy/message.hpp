@@ -123,6 +123,14 @@ std::optional<bool> skim_shows_content(const SkimmedMessage& response);
 // the tail does not end that way.
 std::string_view trailing_id(std::string_view tail);
 
+// The id key of a successful answer written as the MCP SDK writes one,
+// from its ends alone: a line that begins {"result": and ends with its id
+// (trailing_id). Empty if the line is not of that shape. For a line that is
+// JSON, the member before the last closing brace is the top-level
+// object's, so the key is the answer's; the bytes between are not read,
+// so use it only where a line that is not JSON may go on as it is.
+std::string answer_key_from_ends(std::string_view line);
+
 // The raw JSON string (quotes included) of T, when the first block of the
 // skimmed tool result's content array is {"type": "text", "text": T};
 // nothing otherwise, or when only a full parse could tell (escaped or

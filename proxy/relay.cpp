@@ -235,6 +235,16 @@ std::optional<SkimmedMessage> parse_upstream_line(std::string_view text,
 awaitable<void> handle_upstream_line(Session& session, std::string_view text)
 {
   session.upstream.note_answer();
+  // The answer to a call fsguard only relays goes on without a skim: its
+  // id is at its end. (A line in that shape that is not JSON goes on too,
+  // where the skim would drop it; the guard learns nothing from either.)
+  if (const std::string key = answer_key_from_ends(text);
+      !key.empty() && session.guard.close_relayed_request(key)) {
+    if (const auto rest = session.to_client.try_write(text)) {
+      co_await session.to_client.write(*rest);
+    }
+    co_return;
+  }
   SkimmedMessage skimmed = skim_message(text);
   std::string raw_id;
   std::string raw_method;

@@ -424,6 +424,21 @@ TEST_SUITE("guard")
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{7});
   }
 
+  TEST_CASE("only a request fsguard relays is closed by close_relayed_request")
+  {
+    Session s;
+    s.call(7, "list_directory", {{"path", "/ws"}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{7});
+    s.call(8, "read_text_file", {{"path", "/ws/a.txt"}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{8});
+    CHECK_FALSE(s.guard.close_relayed_request("8")); // a guarded call: its answer counts
+    CHECK_FALSE(s.guard.close_relayed_request("9")); // nothing pending
+    CHECK(s.guard.close_relayed_request("7"));
+    CHECK_FALSE(s.guard.close_relayed_request("7")); // closed: the id is free again
+    s.call(7, "list_directory", {{"path", "/ws"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{7});
+  }
+
   TEST_CASE("a second initialize is refused")
   {
     Session s;

@@ -281,6 +281,22 @@ TEST_SUITE("message")
 
 TEST_SUITE("message")
 {
+  TEST_CASE("a successful answer in the SDK's shape gives its id key from its ends")
+  {
+    CHECK(answer_key_from_ends(R"({"result":{"content":[{"type":"text","text":"a"}]},"jsonrpc":"2.0","id":5})")
+          == "5");
+    CHECK(answer_key_from_ends(R"({"result":{},"jsonrpc":"2.0","id":"a-1"})") == R"("a-1")");
+    // The id a result holds at its own end is not the answer's.
+    CHECK(answer_key_from_ends(R"({"result":{"x":1,"id":5}})").empty());
+    // Not a successful answer in that shape: left to the skim.
+    CHECK(answer_key_from_ends(R"({"jsonrpc":"2.0","id":5,"result":{}})").empty());
+    CHECK(answer_key_from_ends(R"({"error":{"code":-1},"jsonrpc":"2.0","id":5})").empty());
+    CHECK(answer_key_from_ends(R"({"method":"roots/list","jsonrpc":"2.0","id":5})").empty());
+    CHECK(answer_key_from_ends(R"( {"result":{},"jsonrpc":"2.0","id":5})").empty());
+    CHECK(answer_key_from_ends(R"({"result":{},"jsonrpc":"2.0","id":null})").empty());
+    CHECK(answer_key_from_ends("").empty());
+  }
+
   TEST_CASE("the id at the end of an answer too long to keep is found in its last bytes")
   {
     CHECK(trailing_id(R"(x"}},"jsonrpc":"2.0","id":5})") == "5");
