@@ -104,6 +104,9 @@ private:
   // A partial line at most this long is moved to the front of the buffer
   // before reading on.
   static constexpr std::size_t k_move_at_most = k_buffer_bytes / 2;
+  // The most one read asks for: the upstream's pipes hold 256 KiB
+  // (proxy/pipe_size.hpp).
+  static constexpr std::size_t k_read_bytes = 256 * 1024;
 
   LineEvent take_buffered_line()
   {
@@ -171,8 +174,12 @@ private:
     } else if (full) {
       m_buffer->grow(2 * m_buffer->size());
     }
-    m_buffer->set_used(m_end);
-    return boost::asio::buffer(m_buffer->data() + m_end, m_buffer->size() - m_end);
+    // At most k_read_bytes at a time (a pipe holds no more), so that the
+    // room a pending read may fill, which the heap trimmer must leave be,
+    // stays within what it keeps anyway while fsguard waits for a line.
+    const std::size_t room = std::min(m_buffer->size() - m_end, k_read_bytes);
+    m_buffer->set_used(m_end, room);
+    return boost::asio::buffer(m_buffer->data() + m_end, room);
   }
 
   // Takes in the `count` bytes a read put in the room_to_read(); an error
@@ -180,7 +187,7 @@ private:
   void note_read(const boost::system::error_code& error, std::size_t count)
   {
     m_end += count;
-    m_buffer->set_used(m_end);
+    m_buffer->set_used(m_end); // and no read is pending
     if (error) {
       m_eof = true;
     }

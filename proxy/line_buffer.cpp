@@ -48,7 +48,7 @@ void LineBuffer::grow(std::size_t bytes)
 
 void LineBuffer::release_unused(std::size_t keep)
 {
-  const std::size_t from = whole_pages(std::max(keep, m_used));
+  const std::size_t from = whole_pages(std::max(keep, m_used + m_reading));
   if (from < m_size) {
     ::madvise(m_data + from, m_size - from, MADV_DONTNEED);
   }

@@ -24,18 +24,28 @@ public:
   // bytes are not copied; data() may change). Throws std::bad_alloc.
   void grow(std::size_t bytes);
 
-  // Notes that only the first `bytes` bytes hold data now (see release_unused).
-  void set_used(std::size_t bytes) { m_used = bytes; }
+  // Notes that only the first `bytes` bytes hold data now, and that a read
+  // may be putting up to `reading` bytes right after them (see
+  // release_unused).
+  void set_used(std::size_t bytes, std::size_t reading = 0)
+  {
+    m_used = bytes;
+    m_reading = reading;
+  }
 
-  // Gives the memory of the pages past the first `keep` bytes and past the
-  // bytes in use back to the system; the mapping stays, and a page reads as
-  // zeros when next touched.
+  // Gives the memory of the pages past the first `keep` bytes, past the
+  // bytes in use and past those a read may be putting after them, back to
+  // the system; the mapping stays, and a page reads as zeros when next
+  // touched. A read's bytes are left be until set_used() counts them: Asio
+  // reads in its reactor and resumes the reader later, and a release in
+  // between would zero bytes already read.
   void release_unused(std::size_t keep);
 
 private:
   char* m_data = nullptr;
   std::size_t m_size = 0;
   std::size_t m_used = 0;
+  std::size_t m_reading = 0;
 };
 
 } // namespace fsguard

@@ -167,6 +167,10 @@ async function openSession(name) {
   const client = new Client({ name: 'fsguard-bench', version: '0.0.0' }, { capabilities: {} });
   const session = { name, dir, client, transport, pid: null, pids: [], stderr: () => stderr, sizes: { in: 0, out: 0 }, measure: false };
   sessions.push(session);
+  // A line the client cannot parse is dropped by the SDK, and its call would
+  // only time out: say so at once (it found fsguard relaying a corrupted
+  // 8 MiB answer, 2026-11-24).
+  client.onerror = (error) => process.stderr.write(`bench: ${name}: client error: ${String(error?.message ?? error).slice(0, 300)}\n`);
   await client.connect(transport);
   session.pid = transport.pid;
   session.pids = [session.pid, ...descendants(session.pid)];

@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 #include <vector>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "proxy/framing.hpp"
@@ -182,5 +184,49 @@ TEST_SUITE("framing")
     context.run();
     writer.join();
     CHECK(taken == "next\n");
+  }
+
+  TEST_CASE("a release of the buffer's unused memory leaves the bytes a read put there before they are counted")
+  {
+    // The heap trimmer gives back the buffer's pages past the bytes in use
+    // while fsguard waits; here it does so on every turn of the event loop.
+    // Asio reads in its reactor (or speculatively) and resumes the reader
+    // later, so a release in between must not zero what the read put there.
+    const std::string line(1024 * 1024, 'x');
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    std::thread writer([&] {
+      const std::string text = line + "\n";
+      std::size_t at = 0;
+      while (at < text.size()) {
+        const ssize_t n = ::write(fds[1], text.data() + at, std::min<std::size_t>(text.size() - at, 50000));
+        if (n <= 0) break;
+        at += static_cast<std::size_t>(n);
+      }
+      ::close(fds[1]);
+    });
+    boost::asio::io_context context;
+    boost::asio::posix::stream_descriptor stream(context, fds[0]);
+    LineReader reader(stream, 64 * 1024 * 1024);
+    const auto buffer = reader.buffer();
+    bool done = false;
+    std::function<void()> trim = [&] {
+      if (done) {
+        return;
+      }
+      buffer.lock()->release_unused(0);
+      boost::asio::post(context, trim);
+    };
+    boost::asio::post(context, trim);
+    std::string received;
+    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+      const LineEvent event = co_await reader.next();
+      received = std::string(event.text);
+      done = true;
+    }, boost::asio::detached);
+    context.run();
+    writer.join();
+    CHECK(received.size() == line.size());
+    CHECK(received == line);
   }
 }
