@@ -16,6 +16,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "proxy/line_buffer.hpp"
+#include "proxy/pipe_size.hpp"
 
 namespace fsguard {
 
@@ -104,9 +105,8 @@ private:
   // A partial line at most this long is moved to the front of the buffer
   // before reading on.
   static constexpr std::size_t k_move_at_most = k_buffer_bytes / 2;
-  // The most one read asks for: the upstream's pipes hold 256 KiB
-  // (proxy/pipe_size.hpp).
-  static constexpr std::size_t k_read_bytes = 256 * 1024;
+  // The most one read asks for: what the upstream's pipes hold.
+  static constexpr std::size_t k_read_bytes = k_pipe_bytes;
 
   LineEvent take_buffered_line()
   {

@@ -54,17 +54,23 @@ struct SmallPipe {
   }
 };
 
+// A LineWriter on the write end of a SmallPipe.
+struct PipeWriter {
+  SmallPipe pipe;
+  boost::asio::io_context context;
+  Stream stream{context, pipe.write_end};
+  Log log;
+  LineWriter<Stream> writer{stream, log, "test"};
+};
+
 } // namespace
 
 TEST_SUITE("line writer")
 {
   TEST_CASE("try_write writes a line that fits whole, with its newline, and leaves nothing")
   {
-    SmallPipe pipe;
-    boost::asio::io_context context;
-    Stream stream(context, pipe.write_end);
-    const Log log;
-    LineWriter<Stream> writer(stream, log, "test");
+    PipeWriter w;
+    auto& [pipe, context, stream, log, writer] = w;
     CHECK_FALSE(writer.try_write("{\"id\":1}").has_value());
     CHECK_FALSE(writer.try_write("{\"id\":2}\n").has_value()); // has its newline already
     CHECK(pipe.drain() == "{\"id\":1}\n{\"id\":2}\n");
@@ -72,11 +78,8 @@ TEST_SUITE("line writer")
 
   TEST_CASE("what try_write leaves, write() finishes: every byte once, in order")
   {
-    SmallPipe pipe;
-    boost::asio::io_context context;
-    Stream stream(context, pipe.write_end);
-    const Log log;
-    LineWriter<Stream> writer(stream, log, "test");
+    PipeWriter w;
+    auto& [pipe, context, stream, log, writer] = w;
     const std::string line(10000, 'x'); // longer than the pipe holds, short for try_write
     REQUIRE(line.size() <= LineWriter<Stream>::k_at_once_bytes);
     const auto rest = writer.try_write(line);
@@ -96,11 +99,8 @@ TEST_SUITE("line writer")
 
   TEST_CASE("a long line is handed back whole, unwritten, for write()")
   {
-    SmallPipe pipe;
-    boost::asio::io_context context;
-    Stream stream(context, pipe.write_end);
-    const Log log;
-    LineWriter<Stream> writer(stream, log, "test");
+    PipeWriter w;
+    auto& [pipe, context, stream, log, writer] = w;
     const std::string line(LineWriter<Stream>::k_at_once_bytes + 1, 'z');
     const auto rest = writer.try_write(line);
     REQUIRE(rest.has_value());
@@ -111,11 +111,8 @@ TEST_SUITE("line writer")
 
   TEST_CASE("when only the newline does not fit, the rest is empty and write() sends the newline")
   {
-    SmallPipe pipe;
-    boost::asio::io_context context;
-    Stream stream(context, pipe.write_end);
-    const Log log;
-    LineWriter<Stream> writer(stream, log, "test");
+    PipeWriter w;
+    auto& [pipe, context, stream, log, writer] = w;
     const std::string line(4096, 'y'); // fills the pipe; its newline is a 4097th byte
     const auto rest = writer.try_write(line);
     REQUIRE(rest.has_value());
@@ -131,11 +128,8 @@ TEST_SUITE("line writer")
 
   TEST_CASE("while a write is in progress, try_write writes nothing and hands the whole line back")
   {
-    SmallPipe pipe;
-    boost::asio::io_context context;
-    Stream stream(context, pipe.write_end);
-    const Log log;
-    LineWriter<Stream> writer(stream, log, "test");
+    PipeWriter w;
+    auto& [pipe, context, stream, log, writer] = w;
     const std::string first(10000, 'a');
     bool first_written = false;
     boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
