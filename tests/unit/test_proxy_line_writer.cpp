@@ -61,6 +61,20 @@ struct PipeWriter {
   Stream stream{context, pipe.write_end};
   Log log;
   LineWriter<Stream> writer{stream, log, "test"};
+
+  // Hands `rest` to write() and runs the writer to its end, draining the
+  // pipe as it goes; returns what was drained.
+  std::string write_and_drain(std::string_view rest)
+  {
+    boost::asio::co_spawn(context, [this, rest]() -> boost::asio::awaitable<void> {
+      co_await writer.write(rest);
+    }, boost::asio::detached);
+    std::string received;
+    while (context.run_one() > 0) {
+      received += pipe.drain();
+    }
+    return received + pipe.drain();
+  }
 };
 
 } // namespace
@@ -87,13 +101,7 @@ TEST_SUITE("line writer")
     CHECK(rest->size() == line.size() - 4096);
     CHECK(rest->data() == line.data() + 4096); // the unwritten end of the caller's line
     std::string received = pipe.drain();
-    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
-      co_await writer.write(*rest);
-    }, boost::asio::detached);
-    while (context.run_one() > 0) {
-      received += pipe.drain();
-    }
-    received += pipe.drain();
+    received += w.write_and_drain(*rest);
     CHECK(received == line + "\n");
   }
 
@@ -118,11 +126,7 @@ TEST_SUITE("line writer")
     REQUIRE(rest.has_value());
     CHECK(rest->empty());
     std::string received = pipe.drain();
-    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
-      co_await writer.write(*rest);
-    }, boost::asio::detached);
-    context.run();
-    received += pipe.drain();
+    received += w.write_and_drain(*rest);
     CHECK(received == line + "\n");
   }
 
@@ -144,13 +148,7 @@ TEST_SUITE("line writer")
     const auto rest = writer.try_write(second);
     REQUIRE(rest.has_value());
     CHECK(*rest == second);
-    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
-      co_await writer.write(*rest);
-    }, boost::asio::detached);
-    while (context.run_one() > 0) {
-      received += pipe.drain();
-    }
-    received += pipe.drain();
+    received += w.write_and_drain(*rest);
     CHECK(first_written);
     CHECK(received == first + "\n" + second + "\n");
   }
