@@ -324,18 +324,14 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
     entry.expect = Expectation::initialize;
   } else if (method == "tools/call") {
     const auto [name, arguments] = tool_call_members(members.params);
-    const ToolMap& map = tools();
-    const auto spec =
-      name->is_string() ? map.find(name->get_ref<const std::string&>()) : map.end();
-    if (spec == map.end()) {
-      if (name->is_string() && name->get_ref<const std::string&>() == "list_allowed_directories"
-          && m_paths.reads_roots()) {
-        entry.expect = Expectation::client_listing;
-        entry.listing_sequence = m_paths.client_listing_sequence();
-      }
-    } else if (m_settings.confine_to.empty() && only_confined(spec->second)) {
-      // No rule looks at its paths: relayed undescribed (as try_run would).
-    } else {
+    const std::string_view tool =
+      name->is_string() ? std::string_view(name->get_ref<const std::string&>()) : std::string_view();
+    if (!name->is_string()) {
+      // relayed: the server answers that it knows no such tool
+    } else if (reads_client_listing(tool)) {
+      entry.expect = Expectation::client_listing;
+      entry.listing_sequence = m_paths.client_listing_sequence();
+    } else if (const auto* spec = guarded_tool(tool)) {
       what = describe_call(spec->second, spec->first, *arguments);
       entry.expect = Expectation::guarded_call;
     }
@@ -374,6 +370,41 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
                           attempt.outcome == Outcome::waiting_for_directories,
                           std::move(attempt.call), now});
   }
+}
+
+bool Guard::relay_plain_call(std::string& line, Outbox& out)
+{
+  const std::string_view text(line.data(), line.size() - (line.ends_with('\n') ? 1 : 0));
+  const auto call = scan_plain_tool_call(text, [this](std::string_view name) {
+    return !reads_client_listing(name) && guarded_tool(name) == nullptr;
+  });
+  if (!call) {
+    return false;
+  }
+  PendingRequest entry;
+  entry.from = Peer::client;
+  entry.id = plain_id(call->raw_id);
+  entry.method = "tools/call";
+  if (m_ledger.open(id_key_of_raw(call->raw_id), std::move(entry)) == nullptr) {
+    return false; // a reused id: on_client_request() answers it
+  }
+  out.to_upstream.push_back(std::move(line));
+  return true;
+}
+
+const ToolMap::value_type* Guard::guarded_tool(std::string_view name) const
+{
+  const ToolMap& map = tools();
+  const auto spec = map.find(name);
+  if (spec == map.end() || (m_settings.confine_to.empty() && only_confined(spec->second))) {
+    return nullptr; // no rule looks at its paths: relayed undescribed (as try_run would)
+  }
+  return &*spec;
+}
+
+bool Guard::reads_client_listing(std::string_view name) const
+{
+  return name == "list_allowed_directories" && m_paths.reads_roots();
 }
 
 CallInFlight Guard::describe(const nlohmann::json& id, GuardedCall what,

@@ -21,6 +21,7 @@
 #include "proxy/ledger.hpp"
 #include "proxy/message.hpp"
 #include "proxy/outbox.hpp"
+#include "proxy/plain_tool_call.hpp"
 #include "proxy/server_paths.hpp"
 #include "proxy/shared_ledger.hpp"
 #include "proxy/upstream_view.hpp"
@@ -84,6 +85,15 @@ public:
   bool on_upstream_response(const std::string& key, std::string_view line,
                             const SkimmedMessage& skimmed, Outbox& out,
                             Clock::time_point now = Clock::now());
+
+  // Forwards the client's line `line` (with its newline) when it is a
+  // tools/call of the plain shape (scan_plain_tool_call) of a tool fsguard
+  // only relays: recorded in the ledger as on_client_request() would,
+  // without a parse. False, with `line` untouched and nothing recorded,
+  // for anything else: a guarded tool, the client's listing of allowed
+  // directories, an id still pending (which on_client_request() refuses),
+  // another shape.
+  bool relay_plain_call(std::string& line, Outbox& out);
 
   // If the upstream's request with id key `key` is one fsguard only relays
   // (a call of a tool it does not guard, a listing of the client's), closes
@@ -266,6 +276,13 @@ private:
   using BusyMap = std::unordered_map<std::string, Busy>;
 
   const ToolMap& tools() const;
+  // The tool `name` and its spec when fsguard guards its calls; null when it
+  // only relays them: a tool it does not know, or one only confine_to looks
+  // at while confine_to is empty.
+  const ToolMap::value_type* guarded_tool(std::string_view name) const;
+  // Whether the answer to the client's call of tool `name` tells fsguard the
+  // allowed directories: list_allowed_directories, when it reads them.
+  bool reads_client_listing(std::string_view name) const;
   std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
   // The call `what` with id `id` as it goes upstream: its files resolved
   // now; `content_hash` is its content's, for a write.

@@ -193,7 +193,15 @@ awaitable<void> relay_client_to_upstream(Session& session)
       continue;
     }
     const std::size_t line_bytes = event.text.size();
-    co_await handle_client_line(session, reader.take_line(), message, out);
+    std::string line = reader.take_line();
+    if (!session.upstream.status() && session.guard.relay_plain_call(line, out)) {
+      // a call fsguard only relays, unparsed (the usual shape of it)
+      if (!flush_at_once(session, out)) {
+        co_await flush(session, out);
+      }
+      continue;
+    }
+    co_await handle_client_line(session, std::move(line), message, out);
     free_tree_if_long(message, line_bytes); // whichever way the line went
   }
   session.client_done = true;

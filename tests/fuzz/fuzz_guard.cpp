@@ -16,6 +16,8 @@
 #include "json_types.hpp"
 #include "proxy/json_reader.hpp"
 #include "proxy/message.hpp"
+#include "proxy/plain_tool_call.hpp"
+#include "proxy/server_paths.hpp"
 #include "proxy/real_disk.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
@@ -67,10 +69,30 @@ void check_fast_reader(std::string_view input)
   check(reused == full && same_types(reused, full) && reused_hash == expected);
 }
 
+// What the plain tools/call scan accepts, the full parse reads the same
+// way: a request the server accepts, with that id key and tool name.
+void check_plain_tool_call(std::string_view input, const ClientMessage& message)
+{
+  const auto call = scan_plain_tool_call(input);
+  if (!call) {
+    return;
+  }
+  check(message.kind == MessageKind::request);
+  check(request_the_server_drops(message.body).empty());
+  check(method_of(message.body) == "tools/call");
+  const auto& id = member(message.body, "id");
+  check(id_key(id) == id_key_of_raw(call->raw_id));
+  check(plain_id(call->raw_id) == id);
+  check(!(id.is_string() && id.get_ref<const std::string&>().starts_with(k_own_id_prefix)));
+  const auto& name = member(member(message.body, "params"), "name");
+  check(name.is_string() && name.get_ref<const std::string&>() == call->name);
+}
+
 void fuzz_client_message(std::string_view input)
 {
   check_fast_reader(input);
   const ClientMessage message = parse_client_message(input);
+  check_plain_tool_call(input, message);
   if (message.kind != MessageKind::request && message.kind != MessageKind::notification) {
     return;
   }

@@ -71,9 +71,18 @@ struct Session {
 
   static std::string json_line(const nlohmann::json& message) { return message.dump() + "\n"; }
 
+  // The client's request `line`, taken as the relay takes it: a plain call
+  // fsguard only relays unparsed, anything else parsed.
   void request(const std::string& line, ContentArgument content = {})
   {
     out = Outbox{};
+    std::string unparsed = line;
+    if (guard.relay_plain_call(unparsed, out)) {
+      return;
+    }
+    REQUIRE(unparsed == line); // untouched when refused
+    REQUIRE(out.to_upstream.empty());
+    REQUIRE(out.to_client.empty());
     guard.on_client_request(line, nlohmann::json::parse(line), std::move(content), out, now);
   }
 
@@ -437,6 +446,47 @@ TEST_SUITE("guard")
     CHECK_FALSE(s.guard.close_relayed_request("7")); // closed: the id is free again
     s.call(7, "list_directory", {{"path", "/ws"}});
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{7});
+  }
+
+  TEST_CASE("a plain call of a tool fsguard only relays goes on unparsed, and counts as pending")
+  {
+    Session s;
+    std::string line = R"({"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}},"jsonrpc":"2.0","id":7})"
+                       "\n";
+    const std::string sent = line;
+    REQUIRE(s.guard.relay_plain_call(line, s.out));
+    CHECK(s.out.to_upstream == std::vector<std::string>{sent});
+    // Pending under its id: reused, it is refused (by the full path).
+    std::string again = sent;
+    s.out = Outbox{};
+    CHECK_FALSE(s.guard.relay_plain_call(again, s.out));
+    CHECK(again == sent);
+    CHECK(s.out.to_upstream.empty());
+    s.request(sent);
+    CHECK(s.answered(7) == "-32600");
+    CHECK(s.guard.close_relayed_request("7")); // its answer goes on without a skim
+  }
+
+  TEST_CASE("a plain call that fsguard guards, or reads the answer of, takes the full path")
+  {
+    Session s;
+    const auto plain = [](const std::string& tool) {
+      return R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":")" + tool
+             + R"(","arguments":{"path":"/ws/a.txt"}}})" + "\n";
+    };
+    for (const std::string tool : {"read_text_file", "write_file", "edit_file", "move_file",
+                                   "read_multiple_files", "list_allowed_directories"}) {
+      CAPTURE(tool);
+      std::string line = plain(tool);
+      CHECK_FALSE(s.guard.relay_plain_call(line, s.out));
+      CHECK(s.out.to_upstream.empty());
+    }
+    CHECK_FALSE(s.guard.close_relayed_request("3")); // nothing recorded
+    GuardSettings confined;
+    confined.confine_to = {"/ws2"};
+    s.guard.set_settings(confined);
+    std::string listing = plain("list_directory");
+    CHECK_FALSE(s.guard.relay_plain_call(listing, s.out)); // confined now: described first
   }
 
   TEST_CASE("a second initialize is refused")

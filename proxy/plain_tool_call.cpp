@@ -1,0 +1,301 @@
+#include "proxy/plain_tool_call.hpp"
+
+#include <charconv>
+#include <cstdint>
+
+#include "proxy/json_string.hpp"
+#include "proxy/message.hpp"
+#include "proxy/server_paths.hpp"
+
+namespace fsguard {
+
+namespace {
+
+// Discards what decode_json_string() decodes: a string inside the
+// arguments is only checked, not kept.
+class DiscardSink final : public ByteSink {
+public:
+  void append(const char*, std::size_t) override {}
+};
+
+// Reads a line from its start; each read_* moves past what it read and
+// returns false where the line leaves the plain shape (or is not JSON).
+class Scanner {
+public:
+  Scanner(std::string_view line, const std::function<bool(std::string_view)>& wanted)
+    : m_at(line.data()), m_end(line.data() + line.size()), m_wanted(wanted)
+  {
+  }
+
+  std::optional<PlainToolCall> run()
+  {
+    PlainToolCall call;
+    bool version = false;
+    bool method = false;
+    bool params = false;
+    const bool members_read = read_members([&](std::string_view key) {
+      if (key == "jsonrpc" && !version) {
+        return version = read_exactly("\"2.0\"");
+      }
+      if (key == "method" && !method) {
+        return method = read_exactly("\"tools/call\"");
+      }
+      if (key == "id" && call.raw_id.empty()) {
+        return read_id(call.raw_id);
+      }
+      if (key == "params" && !params) {
+        return params = read_params(call.name);
+      }
+      return false; // another member, or one repeated
+    });
+    skip_space();
+    if (!members_read || m_at != m_end || !version || !method || !params || call.raw_id.empty()) {
+      return std::nullopt;
+    }
+    return call;
+  }
+
+private:
+  // Reads an object's members, calling `read_value(key)` at each value.
+  // Keys must be plain strings.
+  template <class ReadValue>
+  bool read_members(ReadValue read_value)
+  {
+    skip_space();
+    if (!consume('{')) {
+      return false;
+    }
+    skip_space();
+    if (consume('}')) {
+      return true;
+    }
+    for (;;) {
+      std::string_view key;
+      skip_space();
+      if (!read_plain_string(key)) {
+        return false;
+      }
+      skip_space();
+      if (!consume(':')) {
+        return false;
+      }
+      skip_space();
+      if (!read_value(key)) {
+        return false;
+      }
+      skip_space();
+      if (consume(',')) {
+        continue;
+      }
+      return consume('}');
+    }
+  }
+
+  bool read_params(std::string_view& name)
+  {
+    bool arguments = false;
+    return read_members([&](std::string_view key) {
+             if (key == "name" && name.data() == nullptr) {
+               return read_plain_string(name) && m_wanted(name);
+             }
+             if (key == "arguments" && !arguments) {
+               arguments = true;
+               return skip_value(2);
+             }
+             return false; // _meta, another member, or one repeated
+           })
+           && name.data() != nullptr;
+  }
+
+  // An id that is its own key: a safe integer as JSON writes it, or a
+  // plain string.
+  bool read_id(std::string_view& raw_id)
+  {
+    const char* start = m_at;
+    if (m_at != m_end && *m_at == '"') {
+      std::string_view body;
+      if (!read_plain_string(body) || body.starts_with(k_own_id_prefix)) {
+        return false; // fsguard's own ids are refused by the full path
+      }
+    } else if (!read_safe_integer()) {
+      return false;
+    }
+    raw_id = std::string_view(start, static_cast<std::size_t>(m_at - start));
+    return true;
+  }
+
+  bool read_safe_integer()
+  {
+    constexpr std::uint64_t k_max_safe_integer = (std::uint64_t{1} << 53) - 1;
+    const bool negative = consume('-');
+    if (m_at == m_end || *m_at < '1' || *m_at > '9') {
+      return !negative && consume('0') && !(m_at != m_end && is_number_byte(*m_at));
+    }
+    std::uint64_t value = 0;
+    int digits = 0;
+    while (m_at != m_end && *m_at >= '0' && *m_at <= '9') {
+      if (++digits > 16) {
+        return false;
+      }
+      value = value * 10 + static_cast<std::uint64_t>(*m_at - '0');
+      ++m_at;
+    }
+    return value <= k_max_safe_integer && !(m_at != m_end && is_number_byte(*m_at));
+  }
+
+  static bool is_number_byte(char c) { return c == '.' || c == 'e' || c == 'E'; }
+
+  // A string of printable ASCII without escapes; `body` is between its quotes.
+  bool read_plain_string(std::string_view& body)
+  {
+    if (!consume('"')) {
+      return false;
+    }
+    const char* quote = plain_string_end(m_at, m_end);
+    if (quote == nullptr) {
+      return false;
+    }
+    body = std::string_view(m_at, static_cast<std::size_t>(quote - m_at));
+    m_at = quote + 1;
+    return true;
+  }
+
+  // Any JSON value, checked as the full parse would, and not kept;
+  // `depth` is the nesting of the object or array it is in.
+  bool skip_value(std::size_t depth)
+  {
+    if (m_at == m_end) {
+      return false;
+    }
+    switch (*m_at) {
+    case '{':
+      return depth < k_max_nesting && read_members([&](std::string_view) {
+               return skip_value(depth + 1);
+             });
+    case '[':
+      return depth < k_max_nesting && skip_array(depth + 1);
+    case '"': {
+      DiscardSink discarded;
+      const char* after = decode_json_string(m_at + 1, m_end, discarded);
+      if (after == nullptr) {
+        return false;
+      }
+      m_at = after;
+      return true;
+    }
+    case 't':
+      return read_exactly("true");
+    case 'f':
+      return read_exactly("false");
+    case 'n':
+      return read_exactly("null");
+    default:
+      return skip_number();
+    }
+  }
+
+  bool skip_array(std::size_t depth)
+  {
+    ++m_at; // '['
+    skip_space();
+    if (consume(']')) {
+      return true;
+    }
+    for (;;) {
+      skip_space();
+      if (!skip_value(depth)) {
+        return false;
+      }
+      skip_space();
+      if (consume(',')) {
+        continue;
+      }
+      return consume(']');
+    }
+  }
+
+  // JSON's number grammar, for numbers that fit a double as they stand:
+  // an exponent or more than 15 digits takes the full parse, which refuses
+  // one that overflows.
+  bool skip_number()
+  {
+    const char* const start = m_at;
+    consume('-');
+    if (!consume('0')) {
+      if (m_at == m_end || *m_at < '1' || *m_at > '9') {
+        return false;
+      }
+      skip_digits();
+    }
+    if (consume('.') && !skip_digits()) {
+      return false;
+    }
+    constexpr std::ptrdiff_t k_max_number_bytes = 17; // "-", 15 digits and "."
+    return m_at - start <= k_max_number_bytes && m_at != m_end && *m_at != 'e' && *m_at != 'E';
+  }
+
+  bool skip_digits()
+  {
+    const char* start = m_at;
+    while (m_at != m_end && *m_at >= '0' && *m_at <= '9') {
+      ++m_at;
+    }
+    return m_at != start;
+  }
+
+  bool read_exactly(std::string_view word)
+  {
+    if (static_cast<std::size_t>(m_end - m_at) < word.size()
+        || std::string_view(m_at, word.size()) != word) {
+      return false;
+    }
+    m_at += word.size();
+    return true;
+  }
+
+  bool consume(char expected)
+  {
+    if (m_at != m_end && *m_at == expected) {
+      ++m_at;
+      return true;
+    }
+    return false;
+  }
+
+  void skip_space()
+  {
+    while (m_at != m_end && (*m_at == ' ' || *m_at == '\t' || *m_at == '\n' || *m_at == '\r')) {
+      ++m_at;
+    }
+  }
+
+  const char* m_at;
+  const char* m_end;
+  const std::function<bool(std::string_view)>& m_wanted;
+};
+
+} // namespace
+
+std::optional<PlainToolCall>
+scan_plain_tool_call(std::string_view line, const std::function<bool(std::string_view)>& wanted)
+{
+  return Scanner(line, wanted).run();
+}
+
+nlohmann::json plain_id(std::string_view raw_id)
+{
+  if (raw_id.starts_with('"')) {
+    return std::string(raw_id.substr(1, raw_id.size() - 2));
+  }
+  const char* const end = raw_id.data() + raw_id.size();
+  if (raw_id.starts_with('-')) {
+    std::int64_t value = 0;
+    std::from_chars(raw_id.data(), end, value);
+    return value;
+  }
+  std::uint64_t value = 0;
+  std::from_chars(raw_id.data(), end, value);
+  return value;
+}
+
+} // namespace fsguard

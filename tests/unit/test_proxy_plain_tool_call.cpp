@@ -1,0 +1,143 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "proxy/message.hpp"
+#include "proxy/plain_tool_call.hpp"
+
+using namespace fsguard;
+
+namespace {
+
+std::optional<PlainToolCall> scan(std::string_view line)
+{
+  return scan_plain_tool_call(line, [](std::string_view) { return true; });
+}
+
+// What the scan accepted, the full parse reads the same way.
+void check_full_parse_agrees(std::string_view line, const PlainToolCall& call)
+{
+  const ClientMessage message = parse_client_message(line);
+  REQUIRE(message.kind == MessageKind::request);
+  CHECK(request_the_server_drops(message.body).empty());
+  CHECK(method_of(message.body) == "tools/call");
+  CHECK(id_key(message.body["id"]) == id_key_of_raw(call.raw_id));
+  CHECK(plain_id(call.raw_id) == message.body["id"]);
+  CHECK(message.body["params"]["name"] == call.name);
+}
+
+} // namespace
+
+TEST_SUITE("plain tool call")
+{
+  TEST_CASE("the shapes clients write are read without a tree")
+  {
+    const std::vector<std::string> lines = {
+      // the TypeScript SDK's order
+      R"({"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}},"jsonrpc":"2.0","id":5})",
+      // jsonrpc first, spaces, a string id, a negative id
+      R"( { "jsonrpc" : "2.0", "id" : "req-1", "method" : "tools/call", "params" : { "name" : "search_files", "arguments" : { "pattern" : "*.md", "excludePatterns" : [] } } } )",
+      R"({"jsonrpc":"2.0","id":-3,"method":"tools/call","params":{"name":"get_file_info"}})",
+      R"({"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"arguments":{"path":"/ws"},"name":"directory_tree"}})",
+      R"({"jsonrpc":"2.0","id":9007199254740991,"method":"tools/call","params":{"name":"x","arguments":null}})",
+      // arguments of any JSON: escapes, UTF-8, numbers, literals, nesting
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":"\"\\\n\u00e9\ud83d\ude00","b":"caf)" "\xc3\xa9" R"(","c":[1,-2.5,0,true,false,null,{}],"d":{"e":[[]]},"a":1}}})",
+      "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}\r",
+    };
+    for (const auto& line : lines) {
+      CAPTURE(line);
+      const auto call = scan(line);
+      REQUIRE(call);
+      check_full_parse_agrees(line, *call);
+    }
+    const auto first = scan(lines[0]);
+    CHECK(first->raw_id == "5");
+    CHECK(first->name == "list_directory");
+    CHECK(scan(lines[1])->raw_id == R"("req-1")");
+    CHECK(scan(lines[2])->raw_id == "-3");
+  }
+
+  TEST_CASE("anything else is left to the full parse")
+  {
+    const std::string head = R"({"jsonrpc":"2.0","method":"tools/call",)";
+    const std::vector<std::string> lines = {
+      // not JSON, or not all of it
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}} x)",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":01}}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":tru}}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":"\x"}}})",
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":{\"a\":\"\t\"}}}",
+      // strings the full parse repairs as the upstream reads them
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":{\"a\":\"\xff\"}}}",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":"\ud800"}}})",
+      // numbers a double may not hold
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1e999}}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":12345678901234567890}}})",
+      // members that are missing, repeated, other or odd
+      R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}})",
+      R"({"id":1,"method":"tools/call","params":{"name":"x"}})",
+      R"({"jsonrpc":"2.0","id":1,"params":{"name":"x"}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call"})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}})",
+      R"({"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"x"}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","name":"y"}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{},"arguments":{}}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"},"result":{}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}})",
+      R"({"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"x"}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"x"}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"x"}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x\u0041"}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":1}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"na\u006de":"x"}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]})",
+      // ids that are not their own key, or not the client's to use
+      head + R"("id":1.0,"params":{"name":"x"}})",
+      head + R"("id":1e2,"params":{"name":"x"}})",
+      head + R"("id":-0,"params":{"name":"x"}})",
+      head + R"("id":007,"params":{"name":"x"}})",
+      head + R"("id":9007199254740992,"params":{"name":"x"}})",
+      head + R"("id":null,"params":{"name":"x"}})",
+      head + R"("id":"a\"b","params":{"name":"x"}})",
+      head + R"("id":"fsguard/1","params":{"name":"x"}})",
+      head + "\"id\":\"caf\xc3\xa9\",\"params\":{\"name\":\"x\"}}",
+      // not an object
+      R"([{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}])",
+      "",
+    };
+    for (const auto& line : lines) {
+      CAPTURE(line);
+      CHECK_FALSE(scan(line));
+    }
+  }
+
+  TEST_CASE("arguments nested as deep as the full parse allows, and no deeper")
+  {
+    const auto nested = [](std::size_t arrays) {
+      return R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":)"
+             + std::string(arrays, '[') + std::string(arrays, ']') + "}}";
+    };
+    const std::size_t most = k_max_nesting - 2; // inside the message and params
+    const auto deepest = nested(most);
+    REQUIRE(scan(deepest));
+    check_full_parse_agrees(deepest, *scan(deepest));
+    CHECK_FALSE(scan(nested(most + 1)));
+    CHECK(parse_client_message(nested(most + 1)).kind == MessageKind::too_deep);
+  }
+
+  TEST_CASE("the scan stops at a tool name it is not asked for")
+  {
+    const std::string line =
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/ws/a"}}})";
+    std::vector<std::string> asked;
+    const auto call = scan_plain_tool_call(line, [&](std::string_view name) {
+      asked.emplace_back(name);
+      return name != "read_text_file";
+    });
+    CHECK_FALSE(call);
+    CHECK(asked == std::vector<std::string>{"read_text_file"});
+  }
+}
