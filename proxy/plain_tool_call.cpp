@@ -175,6 +175,10 @@ private:
     case '[':
       return depth < k_max_nesting && skip_array(depth + 1);
     case '"': {
+      if (const char* quote = plain_string_end(m_at + 1, m_end)) {
+        m_at = quote + 1; // the usual string: nothing to decode
+        return true;
+      }
       DiscardSink discarded;
       const char* after = decode_json_string(m_at + 1, m_end, discarded);
       if (after == nullptr) {
@@ -264,7 +268,9 @@ private:
 
   void skip_space()
   {
-    while (m_at != m_end && (*m_at == ' ' || *m_at == '\t' || *m_at == '\n' || *m_at == '\r')) {
+    // Most lines have no whitespace between tokens: one test says so.
+    while (m_at != m_end && static_cast<unsigned char>(*m_at) <= ' '
+           && (*m_at == ' ' || *m_at == '\t' || *m_at == '\n' || *m_at == '\r')) {
       ++m_at;
     }
   }

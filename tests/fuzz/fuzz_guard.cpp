@@ -73,7 +73,7 @@ void check_fast_reader(std::string_view input)
 // way: a request the server accepts, with that id key and tool name.
 void check_plain_tool_call(std::string_view input, const ClientMessage& message)
 {
-  const auto call = scan_plain_tool_call(input);
+  const auto call = scan_plain_tool_call(input, [](std::string_view) { return true; });
   if (!call) {
     return;
   }
