@@ -1382,12 +1382,7 @@ void Guard::on_client_notification(std::string line, const nlohmann::json& notif
 
 bool Guard::close_relayed_request(const std::string& key)
 {
-  const PendingRequest* pending = m_ledger.find(Peer::upstream, key);
-  if (pending == nullptr || pending->expect != Expectation::relay) {
-    return false;
-  }
-  m_ledger.close(Peer::upstream, key); // as on_upstream_response() would, and no more
-  return true;
+  return m_ledger.close_if(Peer::upstream, key, Expectation::relay); // as on_upstream_response() would
 }
 
 bool Guard::on_upstream_response(const std::string& key, std::string_view line,

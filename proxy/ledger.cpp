@@ -38,6 +38,17 @@ Ledger::Closed Ledger::close(Peer answering, const std::string& key)
   return table.extract(key);
 }
 
+bool Ledger::close_if(Peer answering, const std::string& key, Expectation expect)
+{
+  auto& table = answering == Peer::upstream ? m_toward_upstream : m_toward_client;
+  const auto found = table.find(key);
+  if (found == table.end() || found->second.expect != expect) {
+    return false;
+  }
+  table.erase(found);
+  return true;
+}
+
 PendingRequest* Ledger::cancel(const std::string& key)
 {
   const auto found = m_toward_upstream.find(key);

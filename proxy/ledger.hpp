@@ -70,6 +70,11 @@ public:
   // Removes and returns the request that `answering`'s answer `key` answers.
   Closed close(Peer answering, const std::string& key);
 
+  // Removes the request that `answering`'s answer `key` answers when what
+  // fsguard expects of that answer is `expect`; true if it did (one lookup,
+  // where find() and close() take two).
+  bool close_if(Peer answering, const std::string& key, Expectation expect);
+
   // Marks the client's pending request `key` cancelled and returns it (null
   // if there is none). It stays in the ledger: the server may still answer,
   // and its id may not be reused meanwhile. The oldest cancelled entries
