@@ -79,8 +79,8 @@ const options = parseArgs(process.argv.slice(2));
 
 // Rounds per series (each round makes one timed call, cycle or batch per session).
 const COUNTS = options.quick
-  ? { read4k: 200, read1m: 15, read8m: 3, rw4k: 100, conc16: 20, wc4k: 60, wc1m: 6, warm: 0.1 }
-  : { read4k: 3000, read1m: 300, read8m: 30, rw4k: 1500, conc16: 300, wc4k: 600, wc1m: 100, warm: 0.1 };
+  ? { read4k: 200, list: 200, read1m: 15, read8m: 3, rw4k: 100, conc16: 20, wc4k: 60, wc1m: 6, warm: 0.1 }
+  : { read4k: 3000, list: 3000, read1m: 300, read8m: 30, rw4k: 1500, conc16: 300, wc4k: 600, wc1m: 100, warm: 0.1 };
 
 const log = (text) => process.stderr.write(`bench: ${text}\n`);
 
@@ -358,6 +358,17 @@ async function main() {
   log(`pids: ${sessions.map((s) => `${s.name}=${s.pid}`).join(' ')}`);
 
   results.push(await runSeries(readSeries('read4k', 'read_text_file 4 KiB', COUNTS.read4k, 'read4k', FILES.read4k, TEXT.k4)));
+  // A call fsguard only relays: the listing of the small files' directory.
+  results.push(await runSeries({
+    key: 'list', label: `list_directory (${FILES.read4k} entries)`, rounds: COUNTS.list,
+    op: async (session, index, flags) => {
+      const [ms, result] = await timed(() => call(session, 'list_directory', { path: path.join(session.dir, 'read4k') }));
+      if ((flags.first || flags.last || flags.warm) && !result?.content?.[0]?.text?.includes('[FILE] f0.txt')) {
+        throw new Error(`${session.name}: list_directory: no f0.txt in the listing`);
+      }
+      return [ms];
+    },
+  }));
   results.push(await runSeries(readSeries('read1m', 'read_text_file 1 MiB', COUNTS.read1m, 'read1m', FILES.read1m, TEXT.m1)));
   results.push(await runSeries({
     ...readSeries('read8m', 'read_text_file 8 MiB', COUNTS.read8m, 'read8m', FILES.read8m, TEXT.m8),
