@@ -195,14 +195,19 @@ private:
       }
     }
 
-    void note_set(const Object::iterator member)
+    // The earlier member named `key`, noted as set; nothing if the object
+    // held no such member. Few and mostly of other lengths, they are found
+    // with fewer comparisons than the map's search of all its members.
+    std::optional<Object::iterator> set_again(std::string_view key)
     {
       for (std::size_t index = 0; index < m_count; ++index) {
-        if (m_members[index] == member) {
+        const std::string& name = m_members[index]->first;
+        if (name.size() == key.size() && std::memcmp(name.data(), key.data(), key.size()) == 0) {
           m_set[index] = true;
-          return;
+          return m_members[index];
         }
       }
+      return std::nullopt;
     }
 
     void remove_unset(Object& members) const
@@ -251,8 +256,7 @@ private:
           return false;
         }
       } else {
-        const auto member = slot(members, key);
-        earlier.note_set(member);
+        const auto member = slot(members, key, earlier);
         if (!read_value(member->second, inner, depth)) {
           return false;
         }
@@ -265,11 +269,14 @@ private:
     }
   }
 
-  // The member `key` of `members`: the one already there (a repeated key,
-  // whose last value wins as in JSON.parse, or the last message's), or a
-  // new one, null.
-  static Object::iterator slot(Object& members, std::string_view key)
+  // The member `key` of `members`: the last message's (noted as set in
+  // `earlier`), one this read added (a repeated key, whose last value wins
+  // as in JSON.parse), or a new one, null.
+  static Object::iterator slot(Object& members, std::string_view key, EarlierMembers& earlier)
   {
+    if (const auto member = earlier.set_again(key)) {
+      return *member;
+    }
     auto at = members.lower_bound(key);
     if (at != members.end() && at->first == key) {
       return at;

@@ -260,6 +260,28 @@ TEST_SUITE("json_reader")
     CHECK_FALSE(content_hash.has_value());
   }
 
+  TEST_CASE("a reused object finds the last line's members by name, in any order, repeated or not")
+  {
+    nlohmann::json tree;
+    std::optional<ContentHash> content_hash;
+    const auto read = [&](const std::string& text) {
+      REQUIRE(read_json_fast(text, tree, content_hash));
+      CHECK(tree == nlohmann::json::parse(text));
+    };
+    read(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"path":"/a"}}})");
+    // The same keys in another order; "method" and "params" are of one length.
+    read(R"({"params":{"arguments":{"path":"/b"},"name":"b"},"id":2,"method":"tools/call","jsonrpc":"2.0"})");
+    // Keys that begin as the last line's do, or are of their length.
+    read(R"({"jsonrp":"x","idx":3,"i":4,"method":"m","paramz":5})");
+    // A key repeated, among the last line's members and not: the last wins,
+    // and the members it replaced are gone.
+    read(R"({"i":1,"idx":2,"i":3,"new":4,"new":5,"i":6})");
+    CHECK(tree.size() == 3);
+    read(R"({"new":7})");
+    read(R"({})");
+    read(R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"c"}})");
+  }
+
   TEST_CASE("a reused tree holds memory in proportion to the last line, not the longest before it")
   {
     nlohmann::json tree;
