@@ -123,7 +123,8 @@ function populate(dir, kind, count) {
 // The requests of a run of `count` calls of `kind` in `dir`.
 function transcript(kind, dir, count) {
   let id = 0;
-  const request = (method, params) => ({ jsonrpc: '2.0', id: ++id, method, params });
+  // Members in the order the MCP SDK's client writes them.
+  const request = (method, params) => ({ method, params, jsonrpc: '2.0', id: ++id });
   const call = (name, args) => request('tools/call', { name, arguments: args });
   const lines = [
     request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fsguard-per-call', version: '0.0.0' } }),
