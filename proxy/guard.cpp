@@ -404,7 +404,8 @@ const ToolMap::value_type* Guard::guarded_tool(std::string_view name) const
 
 bool Guard::reads_client_listing(std::string_view name) const
 {
-  return name == "list_allowed_directories" && m_paths.reads_roots();
+  // A tools map that names the tool says what its calls are instead.
+  return name == "list_allowed_directories" && m_paths.reads_roots() && !tools().contains(name);
 }
 
 CallInFlight Guard::describe(const nlohmann::json& id, GuardedCall what,

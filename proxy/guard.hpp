@@ -281,7 +281,8 @@ private:
   // at while confine_to is empty.
   const ToolMap::value_type* guarded_tool(std::string_view name) const;
   // Whether the answer to the client's call of tool `name` tells fsguard the
-  // allowed directories: list_allowed_directories, when it reads them.
+  // allowed directories: list_allowed_directories, when it reads them and
+  // the tools map does not name that tool.
   bool reads_client_listing(std::string_view name) const;
   std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
   // The call `what` with id `id` as it goes upstream: its files resolved

@@ -893,6 +893,8 @@ RequestMembers request_members(const nlohmann::json& request)
         members.id = &value;
       } else if (name == "result" || name == "error") {
         members.answer_member = true;
+      } else {
+        members.other_member = true;
       }
     }
   }
@@ -919,6 +921,9 @@ std::string request_the_server_drops(const RequestMembers& members)
   }
   if (answer_member) {
     return "a request has no \"result\" or \"error\"";
+  }
+  if (members.other_member) {
+    return "a request has no members but \"jsonrpc\", \"id\", \"method\" and \"params\"";
   }
   if (params != nullptr) {
     if (!params->is_object()) {

@@ -189,6 +189,7 @@ struct RequestMembers {
   const nlohmann::json* method;
   const nlohmann::json* params = nullptr;
   bool answer_member = false; // "result" or "error" beside them
+  bool other_member = false;  // a member of any other name
 };
 
 // The members of the parsed message `request` (none if it is not an object).
@@ -201,8 +202,8 @@ std::string request_the_server_drops(const RequestMembers& members);
 // that the server drops it without an answer: a missing or wrong "jsonrpc",
 // an id that is neither a string nor a safe integer, a method that is not
 // a string, params or params._meta that are not objects, a progressToken
-// that is neither a string nor an integer, or "result"/"error" beside
-// "method". "" if none.
+// that is neither a string nor an integer, "result"/"error" beside
+// "method", or any other member (the schema is strict). "" if none.
 std::string request_the_server_drops(const nlohmann::json& request);
 
 } // namespace fsguard

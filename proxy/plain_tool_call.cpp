@@ -218,8 +218,8 @@ private:
     }
   }
 
-  // JSON's number grammar, for numbers that fit a double as they stand:
-  // an exponent or more than 15 digits takes the full parse, which refuses
+  // JSON's number grammar, for numbers no double overflows on: one with an
+  // exponent, or longer than 17 bytes, takes the full parse, which refuses
   // one that overflows.
   bool skip_number()
   {

@@ -514,6 +514,11 @@ TEST_SUITE("guard")
     s.request(R"({"jsonrpc":"2.0","id":1.5,"method":"tools/list"})"
               "\n");
     CHECK(s.out.to_upstream.empty());
+    // The SDK's request schema is strict: a member of another name too.
+    s.request(R"({"jsonrpc":"2.0","id":3,"method":"tools/list","_meta":{}})"
+              "\n");
+    CHECK(s.out.to_upstream.empty());
+    CHECK(s.answered(3) == "-32600");
     s.request(R"({"jsonrpc":"2.0","id":9007199254740991,"method":"tools/list"})"
               "\n");
     CHECK(s.out.to_upstream.size() == 1);
@@ -1153,6 +1158,35 @@ TEST_SUITE("guard: stale changes")
     CHECK(record->hash == s.disk.hash_of(text));
     s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+
+  TEST_CASE("a tools map that names list_allowed_directories says what its calls are, on either path")
+  {
+    GuardSettings settings;
+    settings.tools = server_filesystem_tools();
+    ToolSpec listing;
+    listing.role = ToolRole::other;
+    (*settings.tools)["list_allowed_directories"] = listing;
+    settings.confine_to = {"/ws2"};
+    Session s(settings);
+    // Confined like any tool the map names, not read as the client's
+    // listing of the allowed directories (nor relayed unparsed).
+    s.call(1, "list_allowed_directories", {{"path", "/ws/a.txt"}});
+    CHECK(s.answered(1) == "outside_confinement");
+    CHECK(s.out.to_upstream.empty());
+  }
+
+  TEST_CASE("the full path alone relays a plain call of a tool fsguard does not guard")
+  {
+    // What relay_plain_call takes first, on_client_request takes the same
+    // way when it comes to it (a line the relay parsed anyway).
+    Session s;
+    const std::string line =
+      R"({"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}},"jsonrpc":"2.0","id":7})"
+      "\n";
+    s.guard.on_client_request(line, nlohmann::json::parse(line), ContentArgument{}, s.out);
+    CHECK(s.out.to_upstream == std::vector<std::string>{line});
+    CHECK(s.guard.close_relayed_request("7"));
   }
 
   TEST_CASE("a read through a tools map of the config is hashed from the file: only built-in profiles vouch for their text")
