@@ -11,11 +11,11 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/read_until.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <nlohmann/json.hpp>
 
 #include "proxy/child_process.hpp"
+#include "proxy/executor.hpp"
 #include "proxy/message.hpp"
 #include "proxy/real_disk.hpp"
 #include "tracker/file_state.hpp"
@@ -27,8 +27,10 @@ namespace fsguard {
 namespace {
 
 namespace asio = boost::asio;
-using asio::awaitable;
-using asio::use_awaitable;
+
+// The check's errors end it: they come back as exceptions, which check_setup
+// reports.
+constexpr asio::use_awaitable_t<Executor> k_or_throw;
 
 constexpr auto k_time_limit = std::chrono::seconds(30);
 constexpr std::size_t k_most_line_bytes = 64 * 1024 * 1024;
@@ -38,21 +40,21 @@ class Conversation {
 public:
   explicit Conversation(Upstream& upstream) : m_upstream(upstream) {}
 
-  awaitable<void> notify(const std::string& method)
+  Task<void> notify(const std::string& method)
   {
     nlohmann::json message = {{"jsonrpc", "2.0"}, {"method", method}};
     co_await send(message);
   }
 
   // The upstream's answer to `method` with `params`.
-  awaitable<nlohmann::json> ask(const std::string& method, nlohmann::json params)
+  Task<nlohmann::json> ask(const std::string& method, nlohmann::json params)
   {
     const int id = ++m_next_id;
-    nlohmann::json message = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
-    co_await send(message);
+    nlohmann::json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+    co_await send(request);
     for (;;) {
       const auto length = co_await asio::async_read_until(
-        m_upstream.output, asio::dynamic_buffer(m_buffer, k_most_line_bytes), '\n', use_awaitable);
+        m_upstream.output, asio::dynamic_buffer(m_buffer, k_most_line_bytes), '\n', k_or_throw);
       const auto message = nlohmann::json::parse(m_buffer.substr(0, length), nullptr, false);
       m_buffer.erase(0, length);
       if (message.is_object() && member(message, "id") == id && !message.contains("method")) {
@@ -74,10 +76,10 @@ public:
   }
 
 private:
-  awaitable<void> send(const nlohmann::json& message)
+  Task<void> send(const nlohmann::json& message)
   {
     const std::string line = message.dump() + "\n";
-    co_await asio::async_write(m_upstream.input, asio::buffer(line), use_awaitable);
+    co_await asio::async_write(m_upstream.input, asio::buffer(line), k_or_throw);
   }
 
   Upstream& m_upstream;
@@ -87,7 +89,7 @@ private:
 
 // One line of the report on the server's `directory`; sets `seen` false
 // when fsguard cannot see it.
-awaitable<std::string> check_directory(Conversation& upstream, const std::string& directory,
+Task<std::string> check_directory(Conversation& upstream, const std::string& directory,
                                        const PathMap& map, bool& seen)
 {
   const auto local = map.to_local(lexically_normal(directory));
@@ -124,7 +126,7 @@ awaitable<std::string> check_directory(Conversation& upstream, const std::string
          "cannot confirm it is the server's directory)";
 }
 
-awaitable<int> run_check(Upstream& upstream, const Config& config)
+Task<int> run_check(Upstream& upstream, const Config& config)
 {
   Conversation conversation(upstream);
   nlohmann::json hello = {{"protocolVersion", "2025-06-18"},
@@ -191,11 +193,11 @@ int check_setup(const Config& config, const std::vector<std::string>& command, L
   }
   Upstream upstream = std::move(started).value();
   // The upstream's stderr is drained so that it never blocks on it.
-  asio::co_spawn(context, [&]() -> awaitable<void> {
+  asio::co_spawn(context, [&]() -> Task<void> {
     std::string sink;
     for (;;) {
       sink.clear();
-      co_await asio::async_read_until(upstream.errors, asio::dynamic_buffer(sink), '\n', use_awaitable);
+      co_await asio::async_read_until(upstream.errors, asio::dynamic_buffer(sink), '\n', k_or_throw);
     }
   }, asio::detached);
   std::optional<int> status;

@@ -83,9 +83,9 @@ Result<Upstream, std::string> start_upstream(boost::asio::io_context& context,
   widen_pipe(input.native_handle());
   widen_pipe(output.native_handle());
   Upstream upstream{std::move(process),
-                    boost::asio::posix::stream_descriptor(context, input.release()),
-                    boost::asio::posix::stream_descriptor(context, output.release()),
-                    boost::asio::posix::stream_descriptor(context, errors.release())};
+                    Descriptor(context, input.release()),
+                    Descriptor(context, output.release()),
+                    Descriptor(context, errors.release())};
   return upstream;
 }
 

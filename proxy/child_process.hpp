@@ -7,9 +7,9 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/process/v2/process.hpp>
 
+#include "proxy/executor.hpp"
 #include "tracker/result.hpp"
 
 namespace fsguard {
@@ -20,9 +20,9 @@ namespace fsguard {
 // loop when bytes can move right away.
 struct Upstream {
   boost::process::v2::process process;
-  boost::asio::posix::stream_descriptor input;  // the upstream's stdin
-  boost::asio::posix::stream_descriptor output; // the upstream's stdout
-  boost::asio::posix::stream_descriptor errors; // the upstream's stderr
+  Descriptor input;  // the upstream's stdin
+  Descriptor output; // the upstream's stdout
+  Descriptor errors; // the upstream's stderr
 };
 
 // Starts `command` (argv; the program is looked up in PATH unless it holds a

@@ -61,7 +61,7 @@ void reload_config(Session& session)
   }
 }
 
-awaitable<void> watch_config(Session& session)
+Task<void> watch_config(Session& session)
 {
   if (!session.inputs.file) {
     co_return;

@@ -10,6 +10,6 @@ namespace fsguard {
 void reload_config(Session& session);
 
 // Watches the session's config file (if any) and reloads it on change.
-awaitable<void> watch_config(Session& session);
+Task<void> watch_config(Session& session);
 
 } // namespace fsguard

@@ -9,17 +9,12 @@
 #include <cstring>
 #include <filesystem>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 namespace fsguard {
 
 namespace asio = boost::asio;
 
 namespace {
 
-constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
 constexpr auto k_settle = std::chrono::milliseconds(100);
 
 } // namespace
@@ -91,7 +86,7 @@ bool ConfigWatch::names_our_file(const char* events, std::size_t size) const
   return false;
 }
 
-asio::awaitable<bool> ConfigWatch::next_change()
+Task<bool> ConfigWatch::next_change()
 {
   alignas(inotify_event) std::array<char, 8192> buffer;
   for (;;) {
@@ -103,7 +98,7 @@ asio::awaitable<bool> ConfigWatch::next_change()
       continue;
     }
     // Editors write, rename and chmod in quick succession: let them finish.
-    asio::steady_timer settle(m_events.get_executor(), k_settle);
+    Timer settle(m_events.get_executor(), k_settle);
     co_await settle.async_wait(k_use);
     watch_chain(); // a link may point elsewhere now; a failure keeps the old watches
     co_return true;

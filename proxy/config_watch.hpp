@@ -9,10 +9,9 @@
 #include <set>
 #include <string>
 
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 
+#include "proxy/executor.hpp"
 #include "tracker/result.hpp"
 
 namespace fsguard {
@@ -26,7 +25,7 @@ public:
   // Returns once `file` may have changed (created, written, renamed over or
   // deleted), after a short pause that lets a burst of events settle.
   // Returns false if the watch broke.
-  boost::asio::awaitable<bool> next_change();
+  Task<bool> next_change();
 
 private:
   ConfigWatch(boost::asio::io_context& context, int fd, std::string file);
@@ -35,7 +34,7 @@ private:
   Result<bool, std::string> watch_chain();
   bool names_our_file(const char* events, std::size_t size) const;
 
-  boost::asio::posix::stream_descriptor m_events;
+  Descriptor m_events;
   std::string m_file;                           // absolute, as given
   std::map<int, std::set<std::string>> m_names; // watch -> names inside it
 };

@@ -10,11 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/buffer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
+#include "proxy/executor.hpp"
 #include "proxy/line_buffer.hpp"
 #include "proxy/pipe_size.hpp"
 
@@ -60,7 +58,7 @@ public:
 
   void set_max_line_bytes(std::size_t max_line_bytes) { m_max_line_bytes = max_line_bytes; }
 
-  boost::asio::awaitable<LineEvent> next()
+  Task<LineEvent> next()
   {
     for (;;) {
       if (auto event = take_buffered_line(); event.status != LineStatus::eof) {
@@ -71,8 +69,7 @@ public:
       }
       // The read is awaited here rather than in a coroutine of its own:
       // one frame fewer per line.
-      const auto [error, count] = co_await m_stream.async_read_some(
-        room_to_read(), boost::asio::as_tuple(boost::asio::use_awaitable));
+      const auto [error, count] = co_await m_stream.async_read_some(room_to_read(), k_use);
       note_read(error, count);
     }
   }

@@ -4,10 +4,8 @@
 
 #include <chrono>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 namespace fsguard {
 
@@ -47,12 +45,12 @@ void HeapTrimmer::watch(std::weak_ptr<LineBuffer> buffer, std::size_t keep)
   m_buffers.emplace_back(std::move(buffer), keep);
 }
 
-boost::asio::awaitable<void> HeapTrimmer::trim_when_idle()
+Task<void> HeapTrimmer::trim_when_idle()
 {
   // Wait until the deadline, however often on_message() moved it (a move
   // cancels the wait, or comes after the wait ended but before this resumed).
   while (m_timer.expiry() > std::chrono::steady_clock::now()) {
-    co_await m_timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    co_await m_timer.async_wait(k_use);
   }
   ::malloc_trim(0);
   std::erase_if(m_buffers, [](const auto& watched) { return watched.first.expired(); });

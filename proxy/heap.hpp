@@ -11,9 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
-
+#include "proxy/executor.hpp"
 #include "proxy/line_buffer.hpp"
 
 namespace fsguard {
@@ -28,7 +26,7 @@ void keep_large_blocks_on_heap();
 // idle fsguard holds no more than it needs.
 class HeapTrimmer {
 public:
-  explicit HeapTrimmer(boost::asio::any_io_executor executor) : m_timer(executor) {}
+  explicit HeapTrimmer(Executor executor) : m_timer(executor) {}
 
   // Messages at least this large schedule a trim.
   static constexpr std::size_t k_large_message = 256 * 1024;
@@ -41,9 +39,9 @@ public:
   void watch(std::weak_ptr<LineBuffer> buffer, std::size_t keep);
 
 private:
-  boost::asio::awaitable<void> trim_when_idle();
+  Task<void> trim_when_idle();
 
-  boost::asio::steady_timer m_timer;
+  Timer m_timer;
   bool m_waiting = false;
   std::vector<std::pair<std::weak_ptr<LineBuffer>, std::size_t>> m_buffers;
 };

@@ -12,13 +12,10 @@
 #include <string_view>
 #include <tuple>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/buffer.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "proxy/executor.hpp"
 #include "proxy/log.hpp"
 
 namespace fsguard {
@@ -29,8 +26,8 @@ public:
   // `peer` names the other end in log messages ("client", "upstream").
   LineWriter(Stream& stream, const Log& log, const char* peer)
     : m_stream(stream), m_log(log), m_peer(peer),
-      m_changed(stream.get_executor(), boost::asio::steady_timer::time_point::max()),
-      m_closing(stream.get_executor(), boost::asio::steady_timer::time_point::max())
+      m_changed(stream.get_executor(), Timer::time_point::max()),
+      m_closing(stream.get_executor(), Timer::time_point::max())
   {
     boost::system::error_code ignored;
     m_stream.non_blocking(true, ignored); // write_some() returns would_block, never waits
@@ -40,10 +37,10 @@ public:
   // Returns when it is written, or at once if the stream is closed or broke
   // (after a write error every line is dropped, so senders never block on a
   // dead peer). `line` must stay valid until then.
-  boost::asio::awaitable<void> write(std::string_view line)
+  Task<void> write(std::string_view line)
   {
     while (m_busy && !stopped()) {
-      co_await m_changed.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+      co_await m_changed.async_wait(k_use);
     }
     if (stopped()) {
       co_return;
@@ -54,8 +51,7 @@ public:
     if (!error && (buffers[0].size() > 0 || buffers[1].size() > 0)) {
       // The rest as the stream drains (Asio's composed write, which the
       // reactor drives chunk by chunk without resuming this coroutine).
-      std::tie(error, std::ignore) = co_await boost::asio::async_write(
-        m_stream, buffers, boost::asio::as_tuple(boost::asio::use_awaitable));
+      std::tie(error, std::ignore) = co_await boost::asio::async_write(m_stream, buffers, k_use);
     }
     m_busy = false;
     note_error(error);
@@ -108,10 +104,10 @@ public:
   }
 
   // Waits until the stream is closed.
-  boost::asio::awaitable<void> closed()
+  Task<void> closed()
   {
     while (!m_closed) {
-      co_await m_closing.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+      co_await m_closing.async_wait(k_use);
     }
   }
 
@@ -174,8 +170,8 @@ private:
   const char* m_peer;
   // Never expire: cancel() wakes every sender waiting for its turn, and
   // whoever waits for the close.
-  boost::asio::steady_timer m_changed;
-  boost::asio::steady_timer m_closing;
+  Timer m_changed;
+  Timer m_closing;
   bool m_busy = false;
   bool m_broken = false;
   bool m_close_requested = false;

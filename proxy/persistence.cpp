@@ -91,7 +91,7 @@ void save_state(Session& session, std::chrono::milliseconds wait)
   }
 }
 
-awaitable<void> keep_state(Session& session)
+Task<void> keep_state(Session& session)
 {
   while (!session.upstream.status()) {
     session.state_timer.expires_after(k_state_save_pause);

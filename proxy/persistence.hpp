@@ -25,7 +25,7 @@ void open_persistence(Session& session, const std::vector<std::string>& command)
 
 // Saves the records when they have changed, at most every
 // k_state_save_pause, until the upstream is gone.
-awaitable<void> keep_state(Session& session);
+Task<void> keep_state(Session& session);
 
 // Saves the records if they changed since the last save, waiting up to
 // `wait` for another process's lock on the file.

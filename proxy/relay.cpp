@@ -52,7 +52,7 @@ void free_tree_if_long(ClientMessage& message, std::size_t line_bytes)
 // forward without copying), `text` the same without it. `message` holds the
 // last line's parse, whose tree this one is read into. `out` is empty, and
 // is left empty.
-awaitable<void> handle_client_line(Session& session, std::string line, ClientMessage& message,
+Task<void> handle_client_line(Session& session, std::string line, ClientMessage& message,
                                    Outbox& out)
 {
   const std::string_view text(line.data(), line.size() - 1);
@@ -138,21 +138,21 @@ awaitable<void> handle_client_line(Session& session, std::string line, ClientMes
 // calls before them are answered, before the upstream's stdin is closed
 // (the server answers what it has read before it exits). Bounded: after the
 // call timeout, Guard::expire lets held calls go ahead anyway.
-awaitable<void> wait_for_answers(Session& session)
+Task<void> wait_for_answers(Session& session)
 {
   constexpr auto k_poll = 20ms;
   const auto deadline =
     std::chrono::steady_clock::now() + session.config.call_timeout + k_shutdown_step;
   while (session.guard.holds_calls() && !session.upstream.status()
          && std::chrono::steady_clock::now() < deadline) {
-    asio::steady_timer pause(session.context, k_poll);
+    Timer pause(session.context, k_poll);
     co_await pause.async_wait(k_use);
   }
 }
 
 // Ticks Guard::tick: a call the upstream never answers stops holding back
 // the calls behind it, and directories in doubt are asked for again.
-awaitable<void> tick_guard(Session& session)
+Task<void> tick_guard(Session& session)
 {
   while (!session.upstream.status()) {
     session.tick_timer.expires_after(session.guard.tick_pause());
@@ -163,7 +163,7 @@ awaitable<void> tick_guard(Session& session)
   }
 }
 
-awaitable<void> relay_client_to_upstream(Session& session)
+Task<void> relay_client_to_upstream(Session& session)
 {
   LineReader reader(session.client_in, session.config.max_line_bytes);
   session.heap_trimmer.watch(reader.buffer(), reader.k_buffer_bytes);
@@ -240,7 +240,7 @@ std::optional<SkimmedMessage> parse_upstream_line(std::string_view text,
 
 // Handles one upstream line, `text` (without its newline; it stays in the
 // reader's buffer, and is written to the client from there).
-awaitable<void> handle_upstream_line(Session& session, std::string_view text)
+Task<void> handle_upstream_line(Session& session, std::string_view text)
 {
   session.upstream.note_answer();
   // The answer to a call fsguard only relays goes on without a skim: its
@@ -293,7 +293,7 @@ awaitable<void> handle_upstream_line(Session& session, std::string_view text)
   }
 }
 
-awaitable<void> relay_upstream_to_client(Session& session)
+Task<void> relay_upstream_to_client(Session& session)
 {
   LineReader reader(session.upstream.output(), session.config.max_line_bytes);
   session.heap_trimmer.watch(reader.buffer(), reader.k_buffer_bytes);
@@ -321,7 +321,7 @@ awaitable<void> relay_upstream_to_client(Session& session)
 // Runs the session's parts and ends it in order: once the upstream has
 // exited and its output is drained, pending requests are answered, and the
 // client's output is closed.
-awaitable<void> supervise(Session& session)
+Task<void> supervise(Session& session)
 {
   auto executor = co_await asio::this_coro::executor;
   asio::co_spawn(executor, relay_upstream_to_client(session), asio::detached);
@@ -349,7 +349,7 @@ awaitable<void> supervise(Session& session)
 
 // On SIGTERM, SIGINT or SIGHUP: stops reading the client and shuts the
 // upstream down in order.
-awaitable<void> handle_signals(Session& session, asio::signal_set& signals)
+Task<void> handle_signals(Session& session, asio::signal_set& signals)
 {
   auto [error, signal_number] = co_await signals.async_wait(k_use);
   if (error) {
@@ -426,7 +426,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
   open_persistence(session, command);
   asio::signal_set signals(context, SIGTERM, SIGINT, SIGHUP);
 
-  asio::steady_timer last_words(context);
+  Timer last_words(context);
 
   // The session ends when the client's output has been flushed and closed.
   asio::co_spawn(context, session.to_client.closed(), [&](std::exception_ptr) { context.stop(); });

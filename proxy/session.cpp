@@ -47,7 +47,7 @@ bool flush_at_once(Session& session, Outbox& out)
          && send_at_once(session.upstream.input(), out.to_upstream);
 }
 
-awaitable<void> flush(Session& session, Outbox& out)
+Task<void> flush(Session& session, Outbox& out)
 {
   if (flush_at_once(session, out)) {
     co_return;
@@ -61,7 +61,7 @@ awaitable<void> flush(Session& session, Outbox& out)
   out.clear();
 }
 
-awaitable<void> answer_pending_with_errors(Session& session)
+Task<void> answer_pending_with_errors(Session& session)
 {
   for (auto& id : session.guard.take_unanswered()) {
     co_await send(session.to_client, error_response(id, RpcError::server_error, session.upstream.gone_message()));

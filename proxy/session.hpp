@@ -9,18 +9,13 @@
 #include <string>
 #include <unordered_map>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 #include <nlohmann/json.hpp>
 
 #include "proxy/audit_log.hpp"
 #include "proxy/child_process.hpp"
 #include "proxy/config.hpp"
+#include "proxy/executor.hpp"
 #include "proxy/guard.hpp"
 #include "proxy/heap.hpp"
 #include "proxy/line_writer.hpp"
@@ -34,10 +29,7 @@
 namespace fsguard {
 
 namespace asio = boost::asio;
-using asio::awaitable;
 using namespace std::chrono_literals;
-
-constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
 
 // How long fsguard keeps answering the client after the upstream died.
 constexpr auto k_linger_after_upstream_exit = 2s;
@@ -64,23 +56,23 @@ struct Session {
 
   asio::io_context& context;
   UpstreamProcess upstream; // its stdin writer, status and shutdown
-  asio::posix::stream_descriptor client_in;
-  asio::posix::stream_descriptor client_out;
-  LineWriter<asio::posix::stream_descriptor> to_client;
+  Descriptor client_in;
+  Descriptor client_out;
+  LineWriter<Descriptor> to_client;
   RealDisk disk;
   Guard guard;
   Config config;
   Log& log;
 
   bool client_done = false;   // fsguard reads no more client lines
-  asio::steady_timer tick_timer;   // ticks for Guard::tick
-  asio::steady_timer linger_timer;
+  Timer tick_timer;   // ticks for Guard::tick
+  Timer linger_timer;
   ConfigInputs inputs;            // to merge a changed config file again
   AuditLog audit;
   HeapTrimmer heap_trimmer;
 
   // "state_file" and "shared_ledger" (see proxy/persistence.hpp).
-  asio::steady_timer state_timer;
+  Timer state_timer;
   StateKey state_key;
   std::optional<StateFile> state;
   std::optional<std::uint64_t> state_saved; // the records' generation saved last
@@ -90,7 +82,7 @@ struct Session {
 
 // Writes `line` to one output stream (see LineWriter::write).
 template <class Writer>
-awaitable<void> send(Writer& writer, std::string line)
+Task<void> send(Writer& writer, std::string line)
 {
   co_await writer.write(line);
 }
@@ -108,9 +100,9 @@ bool flush_at_once(Session& session, Outbox& out);
 
 // Writes what the guard wants sent, logged and audited, and empties `out`
 // (keeping its room for the next message).
-awaitable<void> flush(Session& session, Outbox& out);
+Task<void> flush(Session& session, Outbox& out);
 
 // Answers every request still waiting for the upstream with an error.
-awaitable<void> answer_pending_with_errors(Session& session);
+Task<void> answer_pending_with_errors(Session& session);
 
 } // namespace fsguard

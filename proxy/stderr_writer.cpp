@@ -9,9 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 namespace fsguard {
 
 namespace {
@@ -25,8 +22,8 @@ std::size_t lines_in(std::string_view bytes)
 
 } // namespace
 
-StderrWriter::StderrWriter(asio::any_io_executor executor, int fd, std::size_t capacity)
-  : m_fd(fd), m_capacity(capacity), m_wake(executor, asio::steady_timer::time_point::max())
+StderrWriter::StderrWriter(Executor executor, int fd, std::size_t capacity)
+  : m_fd(fd), m_capacity(capacity), m_wake(executor, Timer::time_point::max())
 {
   struct ::stat info{};
   if (::fstat(fd, &info) != 0) {
@@ -181,9 +178,8 @@ void StderrWriter::queue_drop_report()
   m_dropped_bytes = 0;
 }
 
-asio::awaitable<void> StderrWriter::drain()
+Task<void> StderrWriter::drain()
 {
-  constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
   while (m_ready && !m_finished && !m_broken) {
     if (m_queue.empty()) {
       if (m_dropped_lines > 0) {

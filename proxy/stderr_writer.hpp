@@ -13,11 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/steady_timer.hpp>
-
+#include "proxy/executor.hpp"
 #include "proxy/log.hpp"
 
 namespace fsguard {
@@ -30,7 +26,7 @@ public:
   // Writes to `fd` (fsguard's stderr, or a pipe in tests), which it neither
   // closes nor makes non-blocking for other processes; at most `capacity`
   // bytes wait, on `executor`'s event loop.
-  StderrWriter(boost::asio::any_io_executor executor, int fd = STDERR_FILENO,
+  StderrWriter(Executor executor, int fd = STDERR_FILENO,
                std::size_t capacity = k_default_capacity);
   ~StderrWriter() override;
   StderrWriter(const StderrWriter&) = delete;
@@ -43,7 +39,7 @@ public:
 
   // Drains the queue as the stream takes it, and writes the drop report once
   // it is empty. Spawn it once; it returns after finish().
-  boost::asio::awaitable<void> drain();
+  Task<void> drain();
 
   // Ends the session's writing: gives what is still queued (and the drop
   // report) up to `grace` to go out. Later bytes go out only if the stream
@@ -78,8 +74,8 @@ private:
   int m_fd;            // where bytes go
   std::optional<int> m_restore_flags; // no /proc: the shared flags to put back
   std::size_t m_capacity;
-  std::optional<boost::asio::posix::stream_descriptor> m_ready; // to wait until writable
-  boost::asio::steady_timer m_wake; // never expires: cancel() wakes drain()
+  std::optional<Descriptor> m_ready; // to wait until writable
+  Timer m_wake; // never expires: cancel() wakes drain()
   std::deque<std::string> m_queue;
   std::size_t m_queued_bytes = 0;
   std::size_t m_front_written = 0; // bytes of m_queue.front() already written

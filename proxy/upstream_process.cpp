@@ -10,12 +10,6 @@ namespace fsguard {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
-namespace {
-
-constexpr auto k_use = asio::as_tuple(asio::use_awaitable);
-
-} // namespace
-
 std::string describe_status(int status)
 {
   if (status >= 128) {
@@ -27,7 +21,7 @@ std::string describe_status(int status)
 UpstreamProcess::UpstreamProcess(asio::io_context& context, Upstream child, Log& log)
   : m_context(context), m_child(std::move(child)), m_log(log),
     m_input(m_child.input, log, "upstream"), m_shutdown_timer(context),
-    m_output_timer(context, asio::steady_timer::time_point::max())
+    m_output_timer(context, Timer::time_point::max())
 {
 }
 
@@ -43,7 +37,7 @@ void UpstreamProcess::note_output_ended()
   m_output_timer.cancel();
 }
 
-asio::awaitable<void> UpstreamProcess::stop()
+Task<void> UpstreamProcess::stop()
 {
   if (m_stopping) {
     co_return;
@@ -64,7 +58,7 @@ asio::awaitable<void> UpstreamProcess::stop()
   }
 }
 
-asio::awaitable<void> UpstreamProcess::relay_stderr()
+Task<void> UpstreamProcess::relay_stderr()
 {
   std::array<char, 16 * 1024> buffer;
   for (;;) {
@@ -80,7 +74,7 @@ asio::awaitable<void> UpstreamProcess::relay_stderr()
   }
 }
 
-asio::awaitable<void> UpstreamProcess::wait()
+Task<void> UpstreamProcess::wait()
 {
   co_await m_child.process.async_wait(k_use);
   const int native = m_child.process.native_exit_code();
@@ -102,7 +96,7 @@ asio::awaitable<void> UpstreamProcess::wait()
   }
 }
 
-asio::awaitable<void> UpstreamProcess::clear_group()
+Task<void> UpstreamProcess::clear_group()
 {
   if (!upstream_group_alive(m_child)) {
     co_return;
@@ -110,7 +104,7 @@ asio::awaitable<void> UpstreamProcess::clear_group()
   signal_upstream_group(m_child, SIGTERM);
   constexpr auto k_poll = 50ms;
   for (auto waited = 0ms; waited < k_shutdown_step; waited += k_poll) {
-    asio::steady_timer pause(m_context, k_poll);
+    Timer pause(m_context, k_poll);
     co_await pause.async_wait(k_use);
     if (!upstream_group_alive(m_child)) {
       co_return;
@@ -120,7 +114,7 @@ asio::awaitable<void> UpstreamProcess::clear_group()
   signal_upstream_group(m_child, SIGKILL);
 }
 
-asio::awaitable<void> UpstreamProcess::drain_output()
+Task<void> UpstreamProcess::drain_output()
 {
   if (m_output_ended) {
     co_return;

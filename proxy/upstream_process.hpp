@@ -7,14 +7,10 @@
 #include <optional>
 #include <string>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include "proxy/child_process.hpp"
+#include "proxy/executor.hpp"
 #include "proxy/line_writer.hpp"
 #include "proxy/log.hpp"
 #include "proxy/stderr_tail.hpp"
@@ -29,7 +25,7 @@ std::string describe_status(int status);
 
 class UpstreamProcess {
 public:
-  using Writer = LineWriter<boost::asio::posix::stream_descriptor>;
+  using Writer = LineWriter<Descriptor>;
 
   // Takes over the started `child`; `log` explains its exit.
   UpstreamProcess(boost::asio::io_context& context, Upstream child, Log& log);
@@ -37,7 +33,7 @@ public:
   // The writer of the upstream's stdin: every line to the upstream goes here.
   Writer& input() { return m_input; }
   // The upstream's stdout, for the relay's reader.
-  boost::asio::posix::stream_descriptor& output() { return m_child.output; }
+  Descriptor& output() { return m_child.output; }
 
   // Its exit status, once it has exited.
   const std::optional<int>& status() const { return m_status; }
@@ -53,17 +49,17 @@ public:
 
   // Closes its stdin, then escalates to SIGTERM and SIGKILL on its process
   // group until it has exited. Does nothing the second time.
-  boost::asio::awaitable<void> stop();
+  Task<void> stop();
   // Copies its stderr to fsguard's stderr as it comes, keeping the tail.
-  boost::asio::awaitable<void> relay_stderr();
+  Task<void> relay_stderr();
   // Waits for it to exit, records its status and explains an unexpected exit.
-  boost::asio::awaitable<void> wait();
+  Task<void> wait();
   // Once it has exited: SIGTERM its process group, then SIGKILL whatever is
   // left after the grace period.
-  boost::asio::awaitable<void> clear_group();
+  Task<void> clear_group();
   // Waits at most the grace period for its stdout to end (a process outside
   // its group may hold it), then stops reading it.
-  boost::asio::awaitable<void> drain_output();
+  Task<void> drain_output();
 
 private:
   boost::asio::io_context& m_context;
@@ -75,8 +71,8 @@ private:
   bool m_stopping = false;
   bool m_answered = false;
   bool m_output_ended = false;
-  boost::asio::steady_timer m_shutdown_timer;
-  boost::asio::steady_timer m_output_timer; // cancelled when its stdout ends
+  Timer m_shutdown_timer;
+  Timer m_output_timer; // cancelled when its stdout ends
   StderrTail m_stderr_tail;
 };
 

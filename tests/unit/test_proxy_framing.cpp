@@ -11,7 +11,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "proxy/framing.hpp"
 
@@ -41,9 +40,9 @@ Collected frame(const std::string& input, std::size_t max_line_bytes)
     ::close(fds[1]);
   });
   boost::asio::io_context context;
-  boost::asio::posix::stream_descriptor stream(context, fds[0]);
+  Descriptor stream(context, fds[0]);
   Collected collected;
-  boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+  boost::asio::co_spawn(context, [&]() -> Task<void> {
     LineReader reader(stream, max_line_bytes);
     for (;;) {
       const LineEvent event = co_await reader.next();
@@ -171,9 +170,9 @@ TEST_SUITE("framing")
       ::close(fds[1]);
     });
     boost::asio::io_context context;
-    boost::asio::posix::stream_descriptor stream(context, fds[0]);
+    Descriptor stream(context, fds[0]);
     std::string taken;
-    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+    boost::asio::co_spawn(context, [&]() -> Task<void> {
       LineReader reader(stream, 1 << 20);
       const LineEvent blank = co_await reader.next(); // not taken, as the relay skips blank lines
       CHECK(blank.text.size() == 300'000);
@@ -206,7 +205,7 @@ TEST_SUITE("framing")
       ::close(fds[1]);
     });
     boost::asio::io_context context;
-    boost::asio::posix::stream_descriptor stream(context, fds[0]);
+    Descriptor stream(context, fds[0]);
     LineReader reader(stream, 64 * 1024 * 1024);
     const auto buffer = reader.buffer();
     bool done = false;
@@ -219,7 +218,7 @@ TEST_SUITE("framing")
     };
     boost::asio::post(context, trim);
     std::string received;
-    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+    boost::asio::co_spawn(context, [&]() -> Task<void> {
       const LineEvent event = co_await reader.next();
       received = std::string(event.text);
       done = true;

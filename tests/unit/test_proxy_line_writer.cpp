@@ -9,7 +9,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "proxy/line_writer.hpp"
 
@@ -17,7 +16,7 @@ using namespace fsguard;
 
 namespace {
 
-using Stream = boost::asio::posix::stream_descriptor;
+using Stream = Descriptor;
 
 // A pipe that holds one page, so a line longer than that is taken in part.
 struct SmallPipe {
@@ -66,7 +65,7 @@ struct PipeWriter {
   // pipe as it goes; returns what was drained.
   std::string write_and_drain(std::string_view rest)
   {
-    boost::asio::co_spawn(context, [this, rest]() -> boost::asio::awaitable<void> {
+    boost::asio::co_spawn(context, [this, rest]() -> Task<void> {
       co_await writer.write(rest);
     }, boost::asio::detached);
     std::string received;
@@ -136,7 +135,7 @@ TEST_SUITE("line writer")
     auto& [pipe, context, stream, log, writer] = w;
     const std::string first(10000, 'a');
     bool first_written = false;
-    boost::asio::co_spawn(context, [&]() -> boost::asio::awaitable<void> {
+    boost::asio::co_spawn(context, [&]() -> Task<void> {
       co_await writer.write(first);
       first_written = true;
     }, boost::asio::detached);
