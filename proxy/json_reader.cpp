@@ -8,6 +8,7 @@
 #include <string>
 
 #include "proxy/content_hash.hpp"
+#include "proxy/json_cursor.hpp"
 #include "proxy/json_string.hpp"
 #include "proxy/message.hpp"
 #include "tracker/kept_texts.hpp"
@@ -97,12 +98,11 @@ private:
   HashSink m_hasher;
 };
 
-class Reader {
+class Reader : JsonCursor {
 public:
   Reader(std::string_view text, std::optional<ContentHash>& content_hash,
          std::optional<std::string>* content_text)
-    : m_at(text.data()), m_end(text.data() + text.size()), m_content_hash(content_hash),
-      m_content_text(content_text)
+    : JsonCursor(text), m_content_hash(content_hash), m_content_text(content_text)
   {
   }
 
@@ -417,11 +417,9 @@ private:
   template <class Value>
   bool read_literal(std::string_view word, nlohmann::json& out, Value value)
   {
-    if (static_cast<std::size_t>(m_end - m_at) < word.size()
-        || std::memcmp(m_at, word.data(), word.size()) != 0) {
+    if (!consume_word(word)) {
       return false;
     }
-    m_at += word.size();
     out = value;
     return true;
   }
@@ -432,11 +430,7 @@ private:
   {
     const char* start = m_at;
     const bool negative = consume('-');
-    if (consume('0')) {
-      // no more digits may follow a leading zero
-    } else if (m_at != m_end && *m_at >= '1' && *m_at <= '9') {
-      skip_digits();
-    } else {
+    if (!skip_integer_digits()) {
       return false;
     }
     bool integer = true;
@@ -477,33 +471,6 @@ private:
     return true;
   }
 
-  bool skip_digits()
-  {
-    const char* start = m_at;
-    while (m_at != m_end && *m_at >= '0' && *m_at <= '9') {
-      ++m_at;
-    }
-    return m_at != start;
-  }
-
-  bool consume(char expected)
-  {
-    if (m_at != m_end && *m_at == expected) {
-      ++m_at;
-      return true;
-    }
-    return false;
-  }
-
-  void skip_space()
-  {
-    while (m_at != m_end && (*m_at == ' ' || *m_at == '\t' || *m_at == '\n' || *m_at == '\r')) {
-      ++m_at;
-    }
-  }
-
-  const char* m_at;
-  const char* m_end;
   std::optional<ContentHash>& m_content_hash;
   std::optional<std::string>* m_content_text; // nullptr: not asked for
   std::string m_key; // an escaped key, decoded

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdint>
 
+#include "proxy/json_cursor.hpp"
 #include "proxy/json_string.hpp"
 #include "proxy/message.hpp"
 #include "proxy/server_paths.hpp"
@@ -20,10 +21,10 @@ public:
 
 // Reads a line from its start; each read_* moves past what it read and
 // returns false where the line leaves the plain shape (or is not JSON).
-class Scanner {
+class Scanner : JsonCursor {
 public:
   Scanner(std::string_view line, const std::function<bool(std::string_view)>& wanted)
-    : m_at(line.data()), m_end(line.data() + line.size()), m_wanted(wanted)
+    : JsonCursor(line), m_wanted(wanted)
   {
   }
 
@@ -35,10 +36,10 @@ public:
     bool params = false;
     const bool members_read = read_members([&](std::string_view key) {
       if (key == "jsonrpc" && !version) {
-        return version = read_exactly("\"2.0\"");
+        return version = consume_word("\"2.0\"");
       }
       if (key == "method" && !method) {
-        return method = read_exactly("\"tools/call\"");
+        return method = consume_word("\"tools/call\"");
       }
       if (key == "id" && call.raw_id.empty()) {
         return read_id(call.raw_id);
@@ -188,11 +189,11 @@ private:
       return true;
     }
     case 't':
-      return read_exactly("true");
+      return consume_word("true");
     case 'f':
-      return read_exactly("false");
+      return consume_word("false");
     case 'n':
-      return read_exactly("null");
+      return consume_word("null");
     default:
       return skip_number();
     }
@@ -225,11 +226,8 @@ private:
   {
     const char* const start = m_at;
     consume('-');
-    if (!consume('0')) {
-      if (m_at == m_end || *m_at < '1' || *m_at > '9') {
-        return false;
-      }
-      skip_digits();
+    if (!skip_integer_digits()) {
+      return false;
     }
     if (consume('.') && !skip_digits()) {
       return false;
@@ -238,45 +236,6 @@ private:
     return m_at - start <= k_max_number_bytes && m_at != m_end && *m_at != 'e' && *m_at != 'E';
   }
 
-  bool skip_digits()
-  {
-    const char* start = m_at;
-    while (m_at != m_end && *m_at >= '0' && *m_at <= '9') {
-      ++m_at;
-    }
-    return m_at != start;
-  }
-
-  bool read_exactly(std::string_view word)
-  {
-    if (static_cast<std::size_t>(m_end - m_at) < word.size()
-        || std::string_view(m_at, word.size()) != word) {
-      return false;
-    }
-    m_at += word.size();
-    return true;
-  }
-
-  bool consume(char expected)
-  {
-    if (m_at != m_end && *m_at == expected) {
-      ++m_at;
-      return true;
-    }
-    return false;
-  }
-
-  void skip_space()
-  {
-    // Most lines have no whitespace between tokens: one test says so.
-    while (m_at != m_end && static_cast<unsigned char>(*m_at) <= ' '
-           && (*m_at == ' ' || *m_at == '\t' || *m_at == '\n' || *m_at == '\r')) {
-      ++m_at;
-    }
-  }
-
-  const char* m_at;
-  const char* m_end;
   const std::function<bool(std::string_view)>& m_wanted;
 };
 
