@@ -90,7 +90,7 @@ private:
 // One line of the report on the server's `directory`; sets `seen` false
 // when fsguard cannot see it.
 Task<std::string> check_directory(Conversation& upstream, const std::string& directory,
-                                       const PathMap& map, bool& seen)
+                                  const PathMap& map, bool& seen)
 {
   const auto local = map.to_local(lexically_normal(directory));
   if (!local) {

@@ -7,6 +7,7 @@
 #include "proxy/client_limits.hpp"
 #include "proxy/content_hash.hpp"
 #include "proxy/override_prompt.hpp"
+#include "proxy/plain_tool_call.hpp"
 #include "proxy/stale_change.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
@@ -324,14 +325,13 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
     entry.expect = Expectation::initialize;
   } else if (method == "tools/call") {
     const auto [name, arguments] = tool_call_members(members.params);
-    const std::string_view tool =
-      name->is_string() ? std::string_view(name->get_ref<const std::string&>()) : std::string_view();
-    if (!name->is_string()) {
-      // relayed: the server answers that it knows no such tool
-    } else if (reads_client_listing(tool)) {
+    const auto* tool = name->get_ptr<const std::string*>(); // not a string: the server refuses it
+    if (tool == nullptr) {
+      // relayed undescribed
+    } else if (reads_client_listing(*tool)) {
       entry.expect = Expectation::client_listing;
       entry.listing_sequence = m_paths.client_listing_sequence();
-    } else if (const auto* spec = guarded_tool(tool)) {
+    } else if (const auto* spec = guarded_tool(*tool)) {
       what = describe_call(spec->second, spec->first, *arguments);
       entry.expect = Expectation::guarded_call;
     }
@@ -396,7 +396,10 @@ const ToolMap::value_type* Guard::guarded_tool(std::string_view name) const
 {
   const ToolMap& map = tools();
   const auto spec = map.find(name);
-  if (spec == map.end() || (m_settings.confine_to.empty() && only_confined(spec->second))) {
+  if (spec == map.end()) {
+    return nullptr; // a tool fsguard does not know
+  }
+  if (m_settings.confine_to.empty() && only_confined(spec->second)) {
     return nullptr; // no rule looks at its paths: relayed undescribed (as try_run would)
   }
   return &*spec;

@@ -21,7 +21,6 @@
 #include "proxy/ledger.hpp"
 #include "proxy/message.hpp"
 #include "proxy/outbox.hpp"
-#include "proxy/plain_tool_call.hpp"
 #include "proxy/server_paths.hpp"
 #include "proxy/shared_ledger.hpp"
 #include "proxy/upstream_view.hpp"
@@ -95,11 +94,11 @@ public:
   // another shape.
   bool relay_plain_call(std::string& line, Outbox& out);
 
-  // If the upstream's request with id key `key` is one fsguard only relays
-  // (a call of a tool it does not guard, a listing of the client's), closes
-  // it and returns true: its answer needs nothing else from the guard, so
-  // it goes to the client without a skim. False, and nothing closed,
-  // otherwise: on_upstream_response() takes the answer.
+  // If the client's request that the upstream's answer `key` answers is one
+  // fsguard only relays (Expectation::relay: a call of a tool it does not
+  // guard), closes it and returns true: the answer needs nothing else from
+  // the guard, so it goes to the client without a skim. False, and nothing
+  // closed, otherwise: on_upstream_response() takes the answer.
   bool close_relayed_request(const std::string& key);
 
   // The upstream's answer whose last bytes are `tail` was `length` bytes,

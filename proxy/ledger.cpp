@@ -20,27 +20,27 @@ PendingRequest* Ledger::open(const std::string& key, PendingRequest request)
 
 PendingRequest* Ledger::find(Peer answering, const std::string& key)
 {
-  auto& table = answering == Peer::upstream ? m_toward_upstream : m_toward_client;
+  auto& table = answered_by(answering);
   const auto found = table.find(key);
   return found == table.end() ? nullptr : &found->second;
 }
 
 const PendingRequest* Ledger::find(Peer answering, const std::string& key) const
 {
-  const auto& table = answering == Peer::upstream ? m_toward_upstream : m_toward_client;
+  const auto& table = answered_by(answering);
   const auto found = table.find(key);
   return found == table.end() ? nullptr : &found->second;
 }
 
 Ledger::Closed Ledger::close(Peer answering, const std::string& key)
 {
-  auto& table = answering == Peer::upstream ? m_toward_upstream : m_toward_client;
+  auto& table = answered_by(answering);
   return table.extract(key);
 }
 
 bool Ledger::close_if(Peer answering, const std::string& key, Expectation expect)
 {
-  auto& table = answering == Peer::upstream ? m_toward_upstream : m_toward_client;
+  auto& table = answered_by(answering);
   const auto found = table.find(key);
   if (found == table.end() || found->second.expect != expect) {
     return false;

@@ -106,6 +106,17 @@ public:
   static constexpr std::size_t k_max_cancelled = 10'000;
 
 private:
+  using Table = std::unordered_map<std::string, PendingRequest>;
+  // The table of the requests that `answering`'s answers answer.
+  Table& answered_by(Peer answering)
+  {
+    return answering == Peer::upstream ? m_toward_upstream : m_toward_client;
+  }
+  const Table& answered_by(Peer answering) const
+  {
+    return answering == Peer::upstream ? m_toward_upstream : m_toward_client;
+  }
+
   std::unordered_map<std::string, PendingRequest> m_toward_upstream; // client's, fsguard's
   std::unordered_map<std::string, PendingRequest> m_toward_client;   // the upstream's
   std::deque<std::string> m_cancelled;                                // oldest first

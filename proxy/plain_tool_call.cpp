@@ -19,8 +19,15 @@ public:
   void append(const char*, std::size_t) override {}
 };
 
-// Reads a line from its start; each read_* moves past what it read and
-// returns false where the line leaves the plain shape (or is not JSON).
+// Reads a line in the plain shape: an object whose members are
+// "jsonrpc": "2.0", "method": "tools/call", "id" and "params", each once and
+// nothing else; the id an integer of at most 2^53-1 in size (no leading
+// zero, no "-0") or a string of ASCII without escapes or control characters
+// that does not begin with fsguard's own prefix (k_own_id_prefix); params
+// an object with a "name" string of the same kind and, optionally,
+// "arguments" (any JSON nested no deeper than k_max_nesting) and "_meta"
+// (read_meta), each once. Each read_* moves past what it read and returns
+// false where the line leaves that shape (or is not JSON).
 class Scanner : JsonCursor {
 public:
   Scanner(std::string_view line, const std::function<bool(std::string_view)>& wanted)
@@ -95,6 +102,7 @@ private:
   bool read_params(std::string_view& name)
   {
     bool arguments = false;
+    bool meta = false;
     return read_members([&](std::string_view key) {
              if (key == "name" && name.data() == nullptr) {
                return read_plain_string(name) && m_wanted(name);
@@ -103,9 +111,33 @@ private:
                arguments = true;
                return skip_value(2);
              }
-             return false; // _meta, another member, or one repeated
+             if (key == "_meta" && !meta) {
+               meta = true;
+               return read_meta();
+             }
+             return false; // another member, or one repeated
            })
            && name.data() != nullptr;
+  }
+
+  // params._meta as the SDK's client sends it with a progress callback: an
+  // object whose "progressToken", if there, is a plain string or a safe
+  // integer (request_the_server_drops() refuses other kinds); its other
+  // members any JSON.
+  bool read_meta()
+  {
+    bool token = false;
+    return m_at != m_end && *m_at == '{' && read_members([&](std::string_view key) {
+             if (key != "progressToken") {
+               return skip_value(3);
+             }
+             if (token) {
+               return false; // repeated: the full parse decides which counts
+             }
+             token = true;
+             std::string_view body;
+             return m_at != m_end && *m_at == '"' ? read_plain_string(body) : read_safe_integer();
+           });
   }
 
   // An id that is its own key: a safe integer as JSON writes it, or a

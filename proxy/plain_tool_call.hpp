@@ -18,19 +18,10 @@ struct PlainToolCall {
 };
 
 // The tools/call request `line` (without its newline) when it is valid JSON
-// of the plainest shape: an object whose members are "jsonrpc": "2.0",
-// "method": "tools/call", "id" and "params", each once and nothing else;
-// the id an integer of at most 2^53-1 in size (no leading zero, no "-0") or
-// a string of printable ASCII without escapes that does not begin with
-// fsguard's own prefix (k_own_id_prefix); params an object with a
-// "name" of printable ASCII without escapes and, optionally, "arguments"
-// (any JSON value nested no deeper than k_max_nesting), each once. Such a
-// request is one the server accepts, and its id is its own id key
-// (id_key_of_raw).
-// Nothing for anything else, however valid: the full parse decides those.
-// `wanted(name)` is asked once params.name is read; when it says no, the
-// scan stops there with nothing (a call that needs the full parse anyway
-// is not scanned to its end).
+// in the plainest shape (plain_tool_call.cpp has the grammar), which the
+// server accepts and whose id is its own id key (id_key_of_raw); nothing
+// for anything else, which the full parse decides. `wanted(name)` is asked
+// once params.name is read: when it says no, the scan stops there.
 std::optional<PlainToolCall>
 scan_plain_tool_call(std::string_view line, const std::function<bool(std::string_view)>& wanted);
 

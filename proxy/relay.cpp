@@ -53,7 +53,7 @@ void free_tree_if_long(ClientMessage& message, std::size_t line_bytes)
 // last line's parse, whose tree this one is read into. `out` is empty, and
 // is left empty.
 Task<void> handle_client_line(Session& session, std::string line, ClientMessage& message,
-                                   Outbox& out)
+                              Outbox& out)
 {
   const std::string_view text(line.data(), line.size() - 1);
   parse_client_message(text, message);

@@ -64,8 +64,8 @@ struct Session {
   Config config;
   Log& log;
 
-  bool client_done = false;   // fsguard reads no more client lines
-  Timer tick_timer;   // ticks for Guard::tick
+  bool client_done = false; // fsguard reads no more client lines
+  Timer tick_timer;         // ticks for Guard::tick
   Timer linger_timer;
   ConfigInputs inputs;            // to merge a changed config file again
   AuditLog audit;

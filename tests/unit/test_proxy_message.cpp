@@ -138,6 +138,8 @@ TEST_SUITE("message")
     CHECK(problem(R"({"jsonrpc":"2.0","id":1,"result":1})") == R"("method" must be a string)");
     CHECK(problem(R"({"jsonrpc":"2.0","id":1,"method":"m","error":{},"params":[]})")
           == R"(a request has no "result" or "error")");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"method":"m","_meta":{}})")
+          == R"(a request has no members but "jsonrpc", "id", "method" and "params")");
     CHECK(problem(R"({"jsonrpc":"2.0","id":[],"method":"m","params":null})") == R"("params" must be an object)");
     CHECK(problem(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":[]}})")
           == R"("params._meta" must be an object)");

@@ -44,6 +44,10 @@ TEST_SUITE("plain tool call")
       // arguments of any JSON: escapes, UTF-8, numbers, literals, nesting
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":"\"\\\n\u00e9\ud83d\ude00","b":"caf)" "\xc3\xa9" R"(","c":[1,-2.5,0,true,false,null,{}],"d":{"e":[[]]},"a":1}}})",
       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}\r",
+      // the SDK's client with a progress callback
+      R"({"method":"tools/call","params":{"name":"x","arguments":{},"_meta":{"progressToken":4}},"jsonrpc":"2.0","id":4})",
+      R"({"method":"tools/call","params":{"_meta":{"progressToken":"p-1","other":[1,{"a":null}]},"name":"x"},"jsonrpc":"2.0","id":5})",
+      R"({"method":"tools/call","params":{"name":"x","_meta":{}},"jsonrpc":"2.0","id":6})",
     };
     for (const auto& line : lines) {
       CAPTURE(line);
@@ -86,7 +90,11 @@ TEST_SUITE("plain tool call")
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","name":"y"}})",
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{},"arguments":{}}})",
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"},"result":{}})",
-      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1.5}}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":null}}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1,"progressToken":"a"}}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":[]}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{},"_meta":{}}})",
       R"({"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"x"}})",
       R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"x"}})",
       R"({"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"x"}})",
