@@ -57,6 +57,67 @@ protected:
     return true;
   }
 
+  // Walks the object whose '{' is next: `read_key(key)` reads each key into
+  // a string_view, `read_value(key)` the value after its ':'. Leaves m_at
+  // after the '}'; false where the text is not such an object (or a reader
+  // said no).
+  template <class ReadKey, class ReadValue>
+  bool walk_members(ReadKey read_key, ReadValue read_value)
+  {
+    if (!consume('{')) {
+      return false;
+    }
+    skip_space();
+    if (consume('}')) {
+      return true;
+    }
+    for (;;) {
+      skip_space();
+      std::string_view key;
+      if (!read_key(key)) {
+        return false;
+      }
+      skip_space();
+      if (!consume(':')) {
+        return false;
+      }
+      skip_space();
+      if (!read_value(key)) {
+        return false;
+      }
+      skip_space();
+      if (consume(',')) {
+        continue;
+      }
+      return consume('}');
+    }
+  }
+
+  // Walks the array whose '[' is next, calling `read_element()` at each
+  // element; as walk_members().
+  template <class ReadElement>
+  bool walk_elements(ReadElement read_element)
+  {
+    if (!consume('[')) {
+      return false;
+    }
+    skip_space();
+    if (consume(']')) {
+      return true;
+    }
+    for (;;) {
+      skip_space();
+      if (!read_element()) {
+        return false;
+      }
+      skip_space();
+      if (consume(',')) {
+        continue;
+      }
+      return consume(']');
+    }
+  }
+
   // Takes `word` (a literal such as "true", or any exact bytes) if it is next.
   bool consume_word(std::string_view word)
   {

@@ -229,22 +229,7 @@ private:
   // `earlier` each of its members set.
   bool read_members(Object& members, Place place, int depth, EarlierMembers& earlier)
   {
-    ++m_at; // '{'
-    skip_space();
-    if (consume('}')) {
-      return true;
-    }
-    for (;;) {
-      skip_space();
-      std::string_view key;
-      if (!read_key(key)) {
-        return false;
-      }
-      skip_space();
-      if (!consume(':')) {
-        return false;
-      }
-      skip_space();
+    const auto read_member = [&](std::string_view key) {
       const Place inner = place == Place::top && key == "params"         ? Place::params
                           : place == Place::params && key == "arguments" ? Place::arguments
                                                                          : Place::elsewhere;
@@ -252,21 +237,11 @@ private:
         forget_content(); // a repeated key replaces what the earlier one held
       }
       if (place == Place::arguments && key == "content") {
-        if (!read_content(depth)) {
-          return false;
-        }
-      } else {
-        const auto member = slot(members, key, earlier);
-        if (!read_value(member->second, inner, depth)) {
-          return false;
-        }
+        return read_content(depth);
       }
-      skip_space();
-      if (consume(',')) {
-        continue;
-      }
-      return consume('}');
-    }
+      return read_value(slot(members, key, earlier)->second, inner, depth);
+    };
+    return walk_members([this](std::string_view& key) { return read_key(key); }, read_member);
   }
 
   // The member `key` of `members`: the last message's (noted as set in
@@ -332,30 +307,18 @@ private:
   // An array read where one was reuses its elements in order.
   bool read_array(nlohmann::json& out, int depth)
   {
-    ++m_at; // '['
     if (!out.is_array()) {
       out = nlohmann::json::value_t::array;
     }
     Array& elements = *out.get_ptr<Array*>();
     std::size_t count = 0;
-    skip_space();
-    if (!consume(']')) {
-      for (;;) {
-        skip_space();
-        nlohmann::json& element = count < elements.size() ? elements[count] : elements.emplace_back();
-        ++count;
-        if (!read_value(element, Place::elsewhere, depth)) {
-          return false;
-        }
-        skip_space();
-        if (consume(',')) {
-          continue;
-        }
-        if (!consume(']')) {
-          return false;
-        }
-        break;
-      }
+    const bool read = walk_elements([&] {
+      nlohmann::json& element = count < elements.size() ? elements[count] : elements.emplace_back();
+      ++count;
+      return read_value(element, Place::elsewhere, depth);
+    });
+    if (!read) {
+      return false;
     }
     elements.resize(count);
     drop_spare_capacity(elements);

@@ -70,33 +70,8 @@ private:
   bool read_members(ReadValue read_value)
   {
     skip_space();
-    if (!consume('{')) {
-      return false;
-    }
-    skip_space();
-    if (consume('}')) {
-      return true;
-    }
-    for (;;) {
-      std::string_view key;
-      skip_space();
-      if (!read_plain_string(key)) {
-        return false;
-      }
-      skip_space();
-      if (!consume(':')) {
-        return false;
-      }
-      skip_space();
-      if (!read_value(key)) {
-        return false;
-      }
-      skip_space();
-      if (consume(',')) {
-        continue;
-      }
-      return consume('}');
-    }
+    return walk_members([this](std::string_view& key) { return read_plain_string(key); },
+                        read_value);
   }
 
   bool read_params(std::string_view& name)
@@ -127,7 +102,7 @@ private:
   bool read_meta()
   {
     bool token = false;
-    return m_at != m_end && *m_at == '{' && read_members([&](std::string_view key) {
+    return read_members([&](std::string_view key) {
              if (key != "progressToken") {
                return skip_value(3);
              }
@@ -233,22 +208,7 @@ private:
 
   bool skip_array(std::size_t depth)
   {
-    ++m_at; // '['
-    skip_space();
-    if (consume(']')) {
-      return true;
-    }
-    for (;;) {
-      skip_space();
-      if (!skip_value(depth)) {
-        return false;
-      }
-      skip_space();
-      if (consume(',')) {
-        continue;
-      }
-      return consume(']');
-    }
+    return walk_elements([&] { return skip_value(depth); });
   }
 
   // JSON's number grammar, for numbers no double overflows on: one with an
