@@ -165,6 +165,11 @@ void Guard::set_settings(GuardSettings settings)
 
 void Guard::settle_reads()
 {
+  for (auto& change : m_answered_changes) {
+    m_tracker.finish_write(change.file, change.expected, change.extent, change.sent_at);
+    after_change_recorded(std::move(change));
+  }
+  m_answered_changes.clear();
   for (auto& shown : m_shown_texts) {
     if (shown.read && shown.is_file_bytes) {
       shown.paid_with = settle_from_answer(shown);
@@ -769,7 +774,7 @@ void Guard::start(std::string line, CallInFlight&& call, const std::string& key,
                   PendingRequest& entry, Outbox& out, Clock::time_point now)
 {
   if (changes_files(call.what.role)) {
-    settle_reads(); // no change goes upstream while a read's hash is owed
+    settle_reads(); // no change goes upstream while a read's hash or a change's record is owed
     const auto began = std::chrono::steady_clock::now();
     Verdict verdict = decide_change(call, line);
     const auto latency_us = microseconds_since(began);
@@ -1209,14 +1214,29 @@ std::string Guard::cause_of(const std::string& file, const SeenRecord* record,
   return "outside fsguard";
 }
 
-void Guard::remember_own_write(const CallInFlight& call, const ContentHash& hash)
+void Guard::after_change_recorded(AnsweredChange change)
 {
-  if (!call.files.front()) {
+  if (change.expected) {
+    m_own_writes.push_back(OwnWrite{*change.expected, change.tool, change.file, change.sent_at});
+    if (m_own_writes.size() > k_own_writes_kept) {
+      m_own_writes.pop_front();
+    }
+  }
+  const SeenRecord* record = m_tracker.find(change.file);
+  if (m_shared_ledger != nullptr && record != nullptr && record->hash_state == HashState::known) {
+    m_shared_ledger->record(change.file, record->hash, m_disk.now_ns(), m_client_name);
+  }
+  if (record == nullptr || record->hash_state != HashState::known
+      || record->extent != ReadExtent::whole) {
     return;
   }
-  m_own_writes.push_back(OwnWrite{hash, call.what.tool, *call.files.front(), call.sent_at});
-  if (m_own_writes.size() > k_own_writes_kept) {
-    m_own_writes.pop_front();
+  if (change.expected_text && change.expected == record->hash) {
+    keep_text(record->hash, std::move(*change.expected_text));
+  } else if (change.written) {
+    m_shown_texts.push_back(ShownText{.file = std::move(change.file),
+                                      .owned = std::move(change.written->bytes),
+                                      .decoded = !change.written->raw,
+                                      .hash = change.written->hash});
   }
 }
 
@@ -1554,7 +1574,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     if (!call.files.front()) {
       break;
     }
-    const std::string& file = *call.files.front();
+    std::string& file = *call.files.front();
     // What the change should have left, where fsguard can tell: a writer
     // that lands at the same moment is then not taken for the agent.
     std::optional<ContentHash> expected = call.expected;
@@ -1602,6 +1622,17 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     }
     if (m_view) {
       record_upstream_change(call, file, expected, expected_text, extent, known_since);
+    } else if (!call.carried) {
+      // Recorded once the answer has gone on (settle_reads()): the agent
+      // does not wait while fsguard reads and hashes the file.
+      m_answered_changes.push_back(AnsweredChange{.file = std::move(file),
+                                                  .tool = call.what.tool,
+                                                  .sent_at = call.sent_at,
+                                                  .expected = expected,
+                                                  .expected_text = std::move(expected_text),
+                                                  .extent = extent,
+                                                  .written = std::move(call.written)});
+      break;
     } else {
       m_tracker.finish_write(file, expected, extent, known_since);
     }
@@ -1611,25 +1642,13 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
                                       call.carried->seen});
       }
     }
-    if (expected) {
-      remember_own_write(call, *expected);
-    }
-    const SeenRecord* record = m_tracker.find(file);
-    if (m_shared_ledger != nullptr && record != nullptr
-        && record->hash_state == HashState::known) {
-      m_shared_ledger->record(file, record->hash, m_disk.now_ns(), m_client_name);
-    }
-    if (record != nullptr && record->hash_state == HashState::known
-        && record->extent == ReadExtent::whole) {
-      if (expected_text && expected == record->hash) {
-        keep_text(record->hash, std::move(*expected_text));
-      } else if (call.written) {
-        m_shown_texts.push_back(ShownText{.file = file,
-                                          .owned = std::move(call.written->bytes),
-                                          .decoded = !call.written->raw,
-                                          .hash = call.written->hash});
-      }
-    }
+    after_change_recorded(AnsweredChange{.file = std::move(file),
+                                         .tool = call.what.tool,
+                                         .sent_at = call.sent_at,
+                                         .expected = expected,
+                                         .expected_text = std::move(expected_text),
+                                         .extent = extent,
+                                         .written = std::move(call.written)});
     break;
   }
   case ToolRole::move:

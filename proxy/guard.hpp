@@ -107,10 +107,11 @@ public:
   void on_upstream_answer_dropped(std::string_view tail, std::size_t length, std::size_t limit,
                                   Outbox& out);
 
-  // Hashes the files of reads whose responses have just been forwarded
+  // Records the changes whose answers have just been forwarded (the file's
+  // fingerprint after each), hashes the files of reads whose responses have
   // (see Tracker::settle_reads), and keeps the texts those reads showed
   // whole where they match the files' hashes: the agent's wait does not
-  // include it.
+  // include it. Every decision on a change settles first.
   void settle_reads();
 
   // Guarded calls unanswered for longer than the call timeout at `now`
@@ -235,6 +236,17 @@ private:
     std::optional<ContentHash> shown;
     Clock::time_point deadline{};
     nlohmann::json question_id;
+  };
+  // A change of the agent's, answered: recorded once the answer has gone to
+  // the agent (settle_reads()).
+  struct AnsweredChange {
+    std::string file; // canonical
+    std::string tool;
+    std::uint64_t sent_at = 0;                // the agent knows the result from then on
+    std::optional<ContentHash> expected;      // what the change should have left
+    std::optional<std::string> expected_text; // with the hash `expected`, when known
+    ReadExtent extent = ReadExtent::partial;  // what the agent knows of the result
+    std::optional<WrittenContent> written;    // a write's content, to keep
   };
   // A write of the agent's through fsguard that left a known content.
   struct OwnWrite {
@@ -386,7 +398,10 @@ private:
   // k_take_in_time has passed at `now`.
   void take_in_shown(Clock::time_point now);
   void remember_shown(ShownKnowledge shown);
-  void remember_own_write(const CallInFlight& call, const ContentHash& hash);
+  // Records what follows from the agent's change `change` once its file's
+  // record is taken: the own write that names the cause of a later change,
+  // the shared ledger's entry, and the text it left, to keep.
+  void after_change_recorded(AnsweredChange change);
   void refuse(const CallInFlight& call, const std::string& key, Veto veto, Outbox& out);
   // `file` (fsguard's canonical path) as the server spells it (path_map).
   std::string server_spelling(const std::string& file) const;
@@ -431,6 +446,7 @@ private:
   BusyMap::node_type m_spare_busy;
   KeptTexts m_kept;
   std::vector<ShownText> m_shown_texts;          // reads' texts, until their hashes settle
+  std::vector<AnsweredChange> m_answered_changes; // until settle_reads() records them
   std::deque<OwnWrite> m_own_writes;             // the latest, to name the cause of a change
   std::deque<ShownKnowledge> m_shown_knowledge;  // at most one a file
   static constexpr std::size_t k_shown_knowledge_kept = 256;

@@ -57,6 +57,7 @@ void save_state(Session& session, std::chrono::milliseconds wait)
   if (!session.state) {
     return;
   }
+  session.guard.settle_reads(); // a change just answered is recorded first
   const std::uint64_t generation = session.guard.records_generation();
   if (session.state_saved == generation) {
     return;

@@ -273,6 +273,47 @@ TEST_SUITE("guard")
     CHECK_FALSE(s.guard.holds_calls());
   }
 
+  TEST_CASE("a write's answer goes on before fsguard reads the file it left")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    s.disk.write("/ws/a.txt", "two\n");
+    const int before = s.disk.hash_calls;
+    const std::string line = nlohmann::json{{"jsonrpc", "2.0"}, {"id", 2},
+                                            {"result", {{"content", {{{"type", "text"},
+                                                                      {"text", "Wrote"}}}}}}}
+                               .dump();
+    s.out = Outbox{};
+    CHECK(s.guard.on_upstream_response("2", line, skim_message(line), s.out, s.now));
+    CHECK(s.disk.hash_calls == before); // the agent does not wait for the fingerprint
+    s.guard.settle_reads();
+    CHECK(s.disk.hash_calls > before);
+    const SeenRecord* record = s.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->hash == s.disk.hash_of("two\n"));
+  }
+
+  TEST_CASE("a change sent before the last write's record is taken is decided on that record")
+  {
+    // The client may send its next call while fsguard still writes the
+    // last answer to it: the write is recorded before the call is decided.
+    Session s;
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    s.disk.write("/ws/a.txt", "two\n");
+    const std::string line = nlohmann::json{{"jsonrpc", "2.0"}, {"id", 2},
+                                            {"result", {{"content", {{{"type", "text"},
+                                                                      {"text", "Wrote"}}}}}}}
+                               .dump();
+    s.out = Outbox{};
+    CHECK(s.guard.on_upstream_response("2", line, skim_message(line), s.out, s.now));
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
   TEST_CASE("a call arriving while another call on its file is held waits behind it")
   {
     Session s;
