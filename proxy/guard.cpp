@@ -153,6 +153,14 @@ std::size_t Guard::restore(const std::vector<SavedRecord>& saved)
   return taken;
 }
 
+void Guard::leave_files_to_exit()
+{
+  // Moved into objects nothing deletes: the kernel takes their pages back
+  // at exit all at once.
+  static_cast<void>(new Tracker(std::move(m_tracker)));
+  static_cast<void>(new KeptTexts(std::move(m_kept)));
+}
+
 void Guard::set_settings(GuardSettings settings)
 {
   settings.verify = m_view ? Verify::upstream : Verify::local;

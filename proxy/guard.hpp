@@ -159,6 +159,13 @@ public:
   std::vector<SavedRecord> saved_records(std::size_t limit) const { return m_tracker.saved(limit); }
   std::uint64_t records_generation() const { return m_tracker.generation(); }
 
+  // Leaves what the guard knows of each file (the tracker's records, the
+  // kept texts) to the process's exit rather than freeing it node by node
+  // when the guard is destroyed, which costs more with every file read.
+  // Only for a guard whose process exits next, once its records are saved:
+  // the guard knows no file afterwards.
+  void leave_files_to_exit();
+
   // The ledger the writes of every session sharing it go to, and a changed
   // veto asks who wrote the content on disk (nullptr: none). Not owned.
   void set_shared_ledger(SharedLedger* ledger) { m_shared_ledger = ledger; }

@@ -1183,6 +1183,21 @@ TEST_SUITE("guard: stale changes")
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
   }
 
+  TEST_CASE("a guard that leaves its files to the process's exit knows none afterwards")
+  {
+    Session s;
+    const std::string text = numbered_lines(10);
+    s.disk.write("/ws/a.txt", text);
+    s.disk.advance(3'000'000'000LL);
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    s.answer_text(1, text);
+    REQUIRE(s.guard.record("/ws/a.txt") != nullptr);
+    REQUIRE(s.guard.kept_texts().size() == 1);
+    s.guard.leave_files_to_exit(); // what it held is left unfreed, on purpose
+    CHECK(s.guard.record("/ws/a.txt") == nullptr);
+    CHECK(s.guard.kept_texts().size() == 0);
+  }
+
   TEST_CASE("a read's answer pays the hash it owes when it shows the file's bytes: the file is not read again")
   {
     Session s;
