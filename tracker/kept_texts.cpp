@@ -1,18 +1,42 @@
 #include "tracker/kept_texts.hpp"
 
+#include <utility>
+
 namespace fsguard {
+
+KeptTexts::KeptTexts(KeptTexts&& other) noexcept
+  : m_budget(other.m_budget), m_index(std::move(other.m_index)),
+    m_newest(std::exchange(other.m_newest, nullptr)),
+    m_oldest(std::exchange(other.m_oldest, nullptr)), m_bytes(std::exchange(other.m_bytes, 0))
+{
+  other.m_index.clear();
+}
+
+KeptTexts& KeptTexts::operator=(KeptTexts&& other) noexcept
+{
+  if (this != &other) {
+    m_budget = other.m_budget;
+    m_index = std::move(other.m_index);
+    other.m_index.clear();
+    m_newest = std::exchange(other.m_newest, nullptr);
+    m_oldest = std::exchange(other.m_oldest, nullptr);
+    m_bytes = std::exchange(other.m_bytes, 0);
+  }
+  return *this;
+}
 
 void KeptTexts::set_budget(KeptTextBudget budget)
 {
   m_budget = budget;
-  for (auto entry = m_order.begin(); entry != m_order.end();) {
+  for (Entry* entry = m_newest; entry != nullptr;) {
+    Entry* const older = entry->older;
     if (entry->text.size() > m_budget.file_bytes) {
       m_bytes -= cost(entry->text);
-      m_index.erase(entry->hash);
-      entry = m_order.erase(entry);
-    } else {
-      ++entry;
+      unlink(*entry);
+      const ContentHash key = *entry->hash; // not a reference into the node it frees
+      m_index.erase(key);
     }
+    entry = older;
   }
   shrink_to(m_budget.total_bytes);
 }
@@ -28,13 +52,16 @@ bool KeptTexts::keep(const ContentHash& hash, std::string text)
     return false;
   }
   if (const auto found = m_index.find(hash); found != m_index.end()) {
-    m_order.splice(m_order.begin(), m_order, found->second); // the same text: just used
+    unlink(found->second); // the same text: just used
+    push_newest(found->second);
     return true;
   }
   shrink_to(m_budget.total_bytes - cost(text));
   m_bytes += cost(text);
-  m_order.push_front(Entry{hash, std::move(text)});
-  m_index.emplace(hash, m_order.begin());
+  const auto added = m_index.try_emplace(hash).first;
+  added->second.text = std::move(text);
+  added->second.hash = &added->first;
+  push_newest(added->second);
   return true;
 }
 
@@ -44,16 +71,39 @@ const std::string* KeptTexts::find(const ContentHash& hash)
   if (found == m_index.end()) {
     return nullptr;
   }
-  m_order.splice(m_order.begin(), m_order, found->second);
-  return &found->second->text;
+  unlink(found->second);
+  push_newest(found->second);
+  return &found->second.text;
+}
+
+void KeptTexts::unlink(Entry& entry)
+{
+  (entry.newer != nullptr ? entry.newer->older : m_newest) = entry.older;
+  (entry.older != nullptr ? entry.older->newer : m_oldest) = entry.newer;
+  entry.newer = entry.older = nullptr;
+}
+
+void KeptTexts::push_newest(Entry& entry)
+{
+  entry.older = m_newest;
+  entry.newer = nullptr;
+  (m_newest != nullptr ? m_newest->newer : m_oldest) = &entry;
+  m_newest = &entry;
+}
+
+void KeptTexts::drop_oldest()
+{
+  Entry& oldest = *m_oldest;
+  m_bytes -= cost(oldest.text);
+  unlink(oldest);
+  const ContentHash key = *oldest.hash; // not a reference into the node it frees
+  m_index.erase(key);
 }
 
 void KeptTexts::shrink_to(std::size_t total)
 {
-  while (m_bytes > total && !m_order.empty()) {
-    m_bytes -= cost(m_order.back().text);
-    m_index.erase(m_order.back().hash);
-    m_order.pop_back();
+  while (m_bytes > total && m_oldest != nullptr) {
+    drop_oldest();
   }
 }
 

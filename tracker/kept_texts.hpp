@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstddef>
-#include <list>
 #include <string>
 #include <unordered_map>
 
@@ -30,6 +29,12 @@ public:
   static constexpr std::size_t k_entry_bytes = 128;
 
   explicit KeptTexts(KeptTextBudget budget = {}) : m_budget(budget) {}
+  // The order of use links the map's entries to each other: moved whole,
+  // never copied.
+  KeptTexts(KeptTexts&& other) noexcept;
+  KeptTexts& operator=(KeptTexts&& other) noexcept;
+  KeptTexts(const KeptTexts&) = delete;
+  KeptTexts& operator=(const KeptTexts&) = delete;
 
   // Applies `budget`, dropping the least recently used texts past it.
   void set_budget(KeptTextBudget budget);
@@ -47,7 +52,7 @@ public:
   // The bytes the kept texts take, bookkeeping included.
   std::size_t bytes() const { return m_bytes; }
   // How many texts are kept.
-  std::size_t size() const { return m_order.size(); }
+  std::size_t size() const { return m_index.size(); }
 
 private:
   struct HashKey {
@@ -56,19 +61,30 @@ private:
       return static_cast<std::size_t>(hash[0] ^ (hash[1] * 0x9e3779b97f4a7c15ULL));
     }
   };
+  // A kept text, linked to the texts used just before and after it. The
+  // links live in the map's own nodes, which never move: one allocation a
+  // text (a std::list beside the map took two).
   struct Entry {
-    ContentHash hash{};
     std::string text;
+    const ContentHash* hash = nullptr; // its key in the map
+    Entry* newer = nullptr;
+    Entry* older = nullptr;
   };
 
+  // Takes `entry` out of the order of use, and puts it first.
+  void unlink(Entry& entry);
+  void push_newest(Entry& entry);
+  // Drops the least recently used text.
+  void drop_oldest();
   void shrink_to(std::size_t total);
   // The memory a text holds, which can exceed its length (by at most a
   // quarter and k_spare_bytes, once kept).
   static std::size_t cost(const std::string& text) { return text.capacity() + k_entry_bytes; }
 
   KeptTextBudget m_budget;
-  std::list<Entry> m_order; // most recently used first
-  std::unordered_map<ContentHash, std::list<Entry>::iterator, HashKey> m_index;
+  std::unordered_map<ContentHash, Entry, HashKey> m_index;
+  Entry* m_newest = nullptr; // the order of use, most recent first
+  Entry* m_oldest = nullptr;
   std::size_t m_bytes = 0;
 };
 

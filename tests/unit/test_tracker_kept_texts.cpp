@@ -79,4 +79,33 @@ TEST_SUITE("kept_texts")
     CHECK(kept.bytes() <= 10 + KeptTexts::k_spare_bytes + KeptTexts::k_entry_bytes);
     CHECK(*kept.find(fake_hash("short text")) == "short text");
   }
+
+  TEST_CASE("the order of use holds after a text leaves its middle, and after a move")
+  {
+    const std::size_t each = 100 + KeptTexts::k_entry_bytes;
+    KeptTexts kept(KeptTextBudget{200, 10 * each});
+    const auto text = [](char c, std::size_t length = 100) { return std::string(length, c); };
+    kept.keep(fake_hash(text('a')), text('a'));
+    kept.keep(fake_hash(text('b', 150)), text('b', 150));
+    kept.keep(fake_hash(text('c')), text('c'));
+    kept.find(fake_hash(text('a'))); // order of use: a, c, b
+    kept.set_budget(KeptTextBudget{100, 10 * each}); // b, in the middle, goes
+    CHECK(kept.size() == 2);
+    CHECK(kept.bytes() == 2 * each);
+    KeptTexts moved(std::move(kept));
+    CHECK(kept.size() == 0);
+    CHECK(kept.find(fake_hash(text('a'))) == nullptr);
+    moved.set_budget(KeptTextBudget{100, 2 * each});
+    moved.keep(fake_hash(text('d')), text('d')); // c is the oldest
+    CHECK(moved.find(fake_hash(text('c'))) == nullptr);
+    CHECK(moved.find(fake_hash(text('a'))) != nullptr);
+    moved.keep(fake_hash(text('e')), text('e')); // then d
+    CHECK(moved.find(fake_hash(text('d'))) == nullptr);
+    CHECK(moved.find(fake_hash(text('a'))) != nullptr);
+    CHECK(moved.find(fake_hash(text('e'))) != nullptr);
+    CHECK(moved.size() == 2);
+    kept.keep(fake_hash(text('f')), text('f')); // the moved-from one starts afresh
+    CHECK(kept.size() == 1);
+    CHECK(kept.find(fake_hash(text('f'))) != nullptr);
+  }
 }
