@@ -274,6 +274,15 @@ Result<std::string, DiskError> RealDisk::real_path(const std::string& path)
   if (is_lexically_normal(path) && exists_without_symlinks(path).value_or(false)) {
     return path; // what realpath() would return, in one walk
   }
+  // Into a buffer of its own, which saves an allocation; a result longer
+  // than PATH_MAX only fits one that realpath() allocates.
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer) != nullptr) {
+    return std::string(buffer);
+  }
+  if (errno != ENAMETOOLONG) {
+    return DiskError{errno};
+  }
   std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
                                                        &std::free);
   if (!resolved) {
