@@ -8,14 +8,26 @@ PendingRequest* Ledger::open(const std::string& key, PendingRequest request)
 {
   auto& table = request.from == Peer::upstream ? m_toward_client : m_toward_upstream;
   const bool initialize = request.from == Peer::client && request.method == "initialize";
-  const auto [entry, opened] = table.try_emplace(key, std::move(request));
-  if (!opened) {
+  PendingRequest* opened = nullptr;
+  if (m_spare.empty()) {
+    const auto [entry, added] = table.try_emplace(key, std::move(request));
+    opened = added ? &entry->second : nullptr;
+  } else {
+    m_spare.key() = key;
+    m_spare.mapped() = std::move(request);
+    auto added = table.insert(std::move(m_spare));
+    if (!added.inserted) {
+      m_spare = std::move(added.node);
+    }
+    opened = added.inserted ? &added.position->second : nullptr;
+  }
+  if (opened == nullptr) {
     return nullptr; // refused for its id: the session is no more initialized than before
   }
   if (initialize) {
     m_initialize_seen = true;
   }
-  return &entry->second;
+  return opened;
 }
 
 PendingRequest* Ledger::find(Peer answering, const std::string& key)
@@ -45,7 +57,7 @@ bool Ledger::close_if(Peer answering, const std::string& key, Expectation expect
   if (found == table.end() || found->second.expect != expect) {
     return false;
   }
-  table.erase(found);
+  m_spare = table.extract(found);
   return true;
 }
 

@@ -120,6 +120,10 @@ private:
   std::unordered_map<std::string, PendingRequest> m_toward_upstream; // client's, fsguard's
   std::unordered_map<std::string, PendingRequest> m_toward_client;   // the upstream's
   std::deque<std::string> m_cancelled;                                // oldest first
+  // The node of the last request close_if() closed (one fsguard only
+  // relays: no call, no content), kept to hold the next request opened:
+  // a relayed call allocates no node.
+  Closed m_spare;
   bool m_initialize_seen = false;
 };
 
