@@ -1,0 +1,68 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "proxy/ledger.hpp"
+
+using namespace fsguard;
+
+namespace {
+
+PendingRequest relayed(int id, std::string method)
+{
+  PendingRequest request;
+  request.from = Peer::client;
+  request.id = id;
+  request.method = std::move(method);
+  return request;
+}
+
+} // namespace
+
+TEST_SUITE("ledger")
+{
+  TEST_CASE("a request opened where a relayed one was closed holds only what it was opened with")
+  {
+    Ledger ledger;
+    PendingRequest first = relayed(1, "tools/call");
+    first.probed = "/ws";
+    REQUIRE(ledger.open("1", std::move(first)) != nullptr);
+    CHECK(ledger.close_if(Peer::upstream, "1", Expectation::relay));
+    CHECK(ledger.find(Peer::upstream, "1") == nullptr);
+
+    PendingRequest* second = ledger.open("2", relayed(2, "resources/read"));
+    REQUIRE(second != nullptr);
+    CHECK(second->id == 2);
+    CHECK(second->method == "resources/read");
+    CHECK(second->probed.empty());
+    CHECK(ledger.find(Peer::upstream, "2") == second);
+    CHECK(ledger.find(Peer::upstream, "1") == nullptr);
+  }
+
+  TEST_CASE("an id still pending is refused after a relayed request closed, and the next id opens")
+  {
+    Ledger ledger;
+    REQUIRE(ledger.open("1", relayed(1, "tools/call")) != nullptr);
+    REQUIRE(ledger.open("2", relayed(2, "tools/call")) != nullptr);
+    CHECK(ledger.close_if(Peer::upstream, "1", Expectation::relay));
+    CHECK(ledger.open("2", relayed(2, "prompts/get")) == nullptr);
+    REQUIRE(ledger.find(Peer::upstream, "2") != nullptr);
+    CHECK(ledger.find(Peer::upstream, "2")->method == "tools/call");
+    PendingRequest* third = ledger.open("3", relayed(3, "prompts/list"));
+    REQUIRE(third != nullptr);
+    CHECK(third->method == "prompts/list");
+    CHECK(ledger.close_if(Peer::upstream, "2", Expectation::relay));
+    CHECK(ledger.close_if(Peer::upstream, "3", Expectation::relay));
+    CHECK_FALSE(ledger.close_if(Peer::upstream, "3", Expectation::relay));
+  }
+
+  TEST_CASE("close_if leaves a request whose answer fsguard expects otherwise")
+  {
+    Ledger ledger;
+    PendingRequest listing = relayed(7, "tools/call");
+    listing.expect = Expectation::client_listing;
+    REQUIRE(ledger.open("7", std::move(listing)) != nullptr);
+    CHECK_FALSE(ledger.close_if(Peer::upstream, "7", Expectation::relay));
+    CHECK(ledger.find(Peer::upstream, "7") != nullptr);
+  }
+}
