@@ -110,6 +110,21 @@ std::string random_literal(std::mt19937& random)
   return literal + "\"";
 }
 
+// Where plain_string_end() should stop in `body`, found a byte at a time.
+const char* plain_end_byte_by_byte(std::string_view body)
+{
+  for (const char& byte : body) {
+    const auto value = static_cast<unsigned char>(byte);
+    if (value == '"') {
+      return &byte;
+    }
+    if (value < 0x20 || value >= 0x80 || value == '\\') {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
 } // namespace
 
 TEST_SUITE("json_string")
@@ -230,6 +245,20 @@ TEST_SUITE("json_string")
     }
     const std::string after = R"(ab"c\d")";
     CHECK(plain_string_end(after.data(), after.data() + after.size()) == after.data() + 2);
+  }
+
+  TEST_CASE("a plain string ends where a byte at a time finds its quote, whatever byte is at any offset")
+  {
+    for (std::size_t length = 0; length < 70; ++length) {
+      for (std::size_t at = 0; at <= length; ++at) {
+        for (int value = 0; value < 256; ++value) {
+          const std::string body =
+            std::string(at, 'a') + static_cast<char>(value) + std::string(length - at, 'b') + "\",1]";
+          CAPTURE(body);
+          CHECK(plain_string_end(body.data(), body.data() + body.size()) == plain_end_byte_by_byte(body));
+        }
+      }
+    }
   }
 
   TEST_CASE("long literals decode whole, with an escape or a multi-byte character at every offset")
