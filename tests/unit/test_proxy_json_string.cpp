@@ -110,6 +110,37 @@ std::string random_literal(std::mt19937& random)
   return literal + "\"";
 }
 
+// What decode_json_string() made of a string body through one `Simd`:
+// where it stopped (-1: it refused the body), and, when it did not refuse,
+// the text and the facts.
+struct Outcome {
+  std::ptrdiff_t stop = -1;
+  std::string text;
+  DecodedFacts facts;
+
+  bool operator==(const Outcome&) const = default;
+};
+
+// What decode_json_string() makes of `body` (past the opening quote),
+// through `simd`.
+Outcome outcome_with(std::string_view body, Simd simd)
+{
+  DecodedText decoded;
+  const char* stop = decode_json_string(body.data(), body.data() + body.size(), decoded, simd);
+  if (stop == nullptr) {
+    return {}; // what was decoded before the refusal is not the caller's to read
+  }
+  return {stop - body.data(), std::move(decoded.text), decoded.facts};
+}
+
+// Checks that the widest scans make of `body` what a byte at a time does.
+void check_like_byte_by_byte(std::string_view body)
+{
+  const Outcome byte_by_byte = outcome_with(body, Simd::none);
+  CHECK(outcome_with(body, Simd::sse2) == byte_by_byte);
+  CHECK(outcome_with(body, Simd::best) == byte_by_byte);
+}
+
 // Where plain_string_end() should stop in `body`, found a byte at a time.
 const char* plain_end_byte_by_byte(std::string_view body)
 {
@@ -123,6 +154,35 @@ const char* plain_end_byte_by_byte(std::string_view body)
     }
   }
   return nullptr;
+}
+
+// A random string body: mostly plain text, with escapes good and bad, UTF-8
+// good and bad, control characters and quotes, each `odd_every` bytes or so;
+// `length` bytes at least, ending with a closing quote and a bit of JSON or
+// (one time in eight) cut off anywhere.
+std::string random_body(std::mt19937& random, std::size_t length, unsigned odd_every)
+{
+  static const std::vector<std::string> odd = {
+    "\\n", "\\n", "\\n", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\r", "\\t", "\\u0041", "\\u00e9",
+    "\\u000d", "\\ud83d\\ude00", "\\ud800", "\\x", "\\", "\"", "\xC3\xA9", "\xE2\x82\xAC",
+    "\xF0\x9F\x98\x80", "\xFF", "\xC0\xAF", "\xE2\x82", "\x80", "\x01", "\x1f", "\t", "\x7f",
+  };
+  std::uniform_int_distribution<unsigned> roll(0, odd_every);
+  std::uniform_int_distribution<std::size_t> pick(0, odd.size() - 1);
+  std::uniform_int_distribution<int> letter('a', 'z');
+  std::string body;
+  while (body.size() < length) {
+    if (roll(random) == 0) {
+      body += odd[pick(random)];
+    } else {
+      body += static_cast<char>(letter(random));
+    }
+  }
+  body += "\",\"more\":1}";
+  if (roll(random) % 8 == 0) {
+    body.resize(std::uniform_int_distribution<std::size_t>(0, body.size())(random));
+  }
+  return body;
 }
 
 } // namespace
@@ -275,7 +335,7 @@ TEST_SUITE("json_string")
         }
       }
     }
-    // Past the blocks the decoder hands on at once (4 KiB), in pieces of
+    // Past the bytes the decoder hands on at once (16 KiB), in pieces of
     // every size: many short runs, and runs longer than a block.
     for (const std::size_t run : {1, 15, 16, 17, 100, 2047, 2048, 2049, 5000}) {
       std::string literal = "\"";
@@ -332,12 +392,14 @@ TEST_SUITE("json_string")
     }
   }
 
-  TEST_CASE("escapes where the decoder's 4 KiB of room runs out decode whole")
+  TEST_CASE("escapes where the decoder's 16 KiB of room runs out decode whole")
   {
-    // The decoder hands its bytes on 4 KiB at a time; the common escapes
-    // make the input run ahead of the output, so the room runs out with the
-    // input past 4 KiB, at every phase of the escapes against it. A piece
-    // longer than the room and its slack would have run past its buffer.
+    // The decoder hands its bytes on 16 KiB at a time (k_room in
+    // json_string.cpp); the common escapes make the input run ahead of the
+    // output, so the room runs out with the input past 16 KiB, at every
+    // phase of the escapes against it. A piece longer than the room and its
+    // slack would have run past its buffer.
+    constexpr std::size_t k_room = 16384;
     struct PieceSink final : ByteSink {
       std::string text;
       std::size_t longest = 0;
@@ -349,9 +411,9 @@ TEST_SUITE("json_string")
     };
     for (const std::string escape : {"\\n", "\\\"", "\\u0041"}) {
       for (const std::size_t every : {1, 7, 31, 32, 33, 100}) {
-        for (std::size_t before = 4040; before < 4100; ++before) {
+        for (std::size_t before = k_room - 56; before < k_room + 4; ++before) {
           std::string literal = "\"" + std::string(before, 'a');
-          while (literal.size() < 4300) {
+          while (literal.size() < k_room + 200) {
             literal += escape + std::string(every, 'b');
           }
           literal += "\"";
@@ -364,10 +426,74 @@ TEST_SUITE("json_string")
             const char* end = literal.data() + literal.size();
             CHECK(decode_json_string(literal.data() + 1, end, sink, simd) == end);
             CHECK(sink.text == *text);
-            CHECK(sink.longest <= 4096 + 32);
+            CHECK(sink.longest <= k_room + 32);
           }
         }
       }
+    }
+  }
+
+  TEST_CASE("every byte, alone or escaped, at every offset around the blocks, decodes as a byte at a time does")
+  {
+    // Where the blocks stop, and whether they took an escape whole, shows
+    // on the byte at the edge: each value at each offset, then the end of
+    // the string at once or a block and more later.
+    for (std::size_t length = 0; length < 70; ++length) {
+      for (std::size_t at = 0; at <= length; ++at) {
+        for (int value = 0; value < 256; ++value) {
+          const std::string before(at, 'a');
+          const std::string after = std::string(length - at, 'b') + "\",1]";
+          const char byte = static_cast<char>(value);
+          CAPTURE(length);
+          CAPTURE(at);
+          CAPTURE(value);
+          check_like_byte_by_byte(before + byte + after);
+          check_like_byte_by_byte(before + '\\' + byte + after);
+        }
+      }
+    }
+  }
+
+  TEST_CASE("texts dense with escapes decode as the full parser reads them")
+  {
+    // Lines of every length from none to past three blocks, each ending in
+    // "\n" (source code has one every 40 bytes or so), some with quotes and
+    // tabs, long enough to cross the decoder's room.
+    for (std::size_t line = 0; line < 100; ++line) {
+      for (const std::string inside : {"", "\\t", "\\\"", "\\\\"}) {
+        std::string literal = "\"";
+        std::string text;
+        for (std::size_t index = 0; literal.size() < 17'000; ++index) {
+          const std::size_t split = line == 0 ? 0 : index % line;
+          literal += std::string(split, 'x') + (index % 3 == 0 ? inside : "")
+                     + std::string(line - split, 'y') + "\\n";
+        }
+        literal += "\"";
+        CAPTURE(line);
+        CAPTURE(inside);
+        const auto decoded_text = decoded(literal);
+        REQUIRE(decoded_text.has_value());
+        CHECK(*decoded_text == *reference_text(literal));
+      }
+    }
+  }
+
+  TEST_CASE("random bodies decode as a byte at a time does, wherever they stop")
+  {
+    std::mt19937 random(20261124);
+    for (int round = 0; round < 20'000; ++round) {
+      const auto length = std::uniform_int_distribution<std::size_t>(0, 200)(random);
+      const auto odd_every = std::uniform_int_distribution<unsigned>(1, 120)(random);
+      const std::string body = random_body(random, length, odd_every);
+      CAPTURE(body);
+      check_like_byte_by_byte(body);
+    }
+    // Long ones, across the decoder's room, with an odd piece every line
+    // of code or prose.
+    for (int round = 0; round < 60; ++round) {
+      const std::string body = random_body(random, 17'000, round % 2 == 0 ? 40 : 100);
+      CAPTURE(round);
+      check_like_byte_by_byte(body);
     }
   }
 
