@@ -67,9 +67,17 @@ unsigned special_mask_16(__m128i block)
 }
 #endif
 
-// The first byte from `at` that is not plain, or `end`. A key or a short
-// value ends in the first block, which returns at once.
-const Byte* next_special_byte(const Byte* at, const Byte* end)
+// `special`, the first byte of a string body that is not plain, if it is
+// the closing quote; nullptr otherwise.
+const Byte* quote_or_null(const Byte* special)
+{
+  return *special == '"' ? special : nullptr;
+}
+
+// The closing quote of the plain string body from `at`, as plain_string_end()
+// finds it. A key or a short value ends in the first block, which returns
+// at once.
+const Byte* plain_closing_quote(const Byte* at, const Byte* end)
 {
   static_assert(std::endian::native == std::endian::little, "the first special byte is the lowest");
 #if defined(__SSE2__)
@@ -77,7 +85,7 @@ const Byte* next_special_byte(const Byte* at, const Byte* end)
   while (end - at >= 16) {
     const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
     if (const unsigned mask = special_mask_16(block); mask != 0) {
-      return at + std::countr_zero(mask);
+      return quote_or_null(at + std::countr_zero(mask));
     }
     at += 16;
   }
@@ -86,14 +94,14 @@ const Byte* next_special_byte(const Byte* at, const Byte* end)
     std::uint64_t word = 0;
     std::memcpy(&word, at, sizeof word);
     if (const std::uint64_t special = special_bytes(word); special != 0) {
-      return at + std::countr_zero(special) / 8;
+      return quote_or_null(at + std::countr_zero(special) / 8);
     }
     at += 8;
   }
   while (at < end && is_plain(*at)) {
     ++at;
   }
-  return at;
+  return at < end ? quote_or_null(at) : nullptr;
 }
 
 // Writes the UTF-8 form of `code_point` to `out`; returns its length.
@@ -133,9 +141,8 @@ std::size_t decode_unicode_escape(const Byte* at, const Byte* end, Byte* out, st
 
 const char* plain_string_end(const char* begin, const char* end_of_text)
 {
-  const auto* const end = reinterpret_cast<const Byte*>(end_of_text);
-  const Byte* at = next_special_byte(reinterpret_cast<const Byte*>(begin), end);
-  return at != end && *at == '"' ? reinterpret_cast<const char*>(at) : nullptr;
+  return reinterpret_cast<const char*>(plain_closing_quote(reinterpret_cast<const Byte*>(begin),
+                                                          reinterpret_cast<const Byte*>(end_of_text)));
 }
 
 namespace {
