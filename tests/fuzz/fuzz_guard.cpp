@@ -15,6 +15,7 @@
 #include "fake_disk.hpp"
 #include "json_types.hpp"
 #include "proxy/json_reader.hpp"
+#include "proxy/json_string.hpp"
 #include "proxy/message.hpp"
 #include "proxy/plain_tool_call.hpp"
 #include "proxy/real_disk.hpp"
@@ -88,9 +89,34 @@ void check_plain_tool_call(std::string_view input, const ClientMessage& message)
   check(name.is_string() && name.get_ref<const std::string&>() == call->name);
 }
 
+// The string decoder makes the same of a body whatever width it scans at,
+// and a plain string ends where the decoder finds it: for the body from the
+// start of `input`, and from just past its first quote.
+void check_string_decoders(std::string_view input)
+{
+  std::string_view bodies[] = {input, {}};
+  if (const auto quote = input.find('"'); quote != std::string_view::npos) {
+    bodies[1] = input.substr(quote + 1);
+  }
+  for (const std::string_view body : bodies) {
+    const char* const end = body.data() + body.size();
+    DecodedText best;
+    const char* const best_stop = decode_json_string(body.data(), end, best, Simd::best);
+    for (const Simd simd : {Simd::sse2, Simd::none}) {
+      DecodedText other;
+      check(decode_json_string(body.data(), end, other, simd) == best_stop);
+      check(best_stop == nullptr || (other.text == best.text && other.facts == best.facts));
+    }
+    if (const char* quote = plain_string_end(body.data(), end)) {
+      check(best_stop == quote + 1 && best.text == std::string_view(body.data(), quote));
+    }
+  }
+}
+
 void fuzz_client_message(std::string_view input)
 {
   check_fast_reader(input);
+  check_string_decoders(input);
   const ClientMessage message = parse_client_message(input);
   check_plain_tool_call(input, message);
   if (message.kind != MessageKind::request && message.kind != MessageKind::notification) {
