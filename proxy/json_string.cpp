@@ -190,6 +190,40 @@ void note_unicode_escape(Byte lead, DecodedFacts& facts)
 // known how much of it is plain.
 constexpr std::size_t k_slack = 32;
 
+// Each byte's Utf8Lead (tracker/unicode.hpp), looked up once: a UTF-8
+// sequence in a text is checked without a call.
+const std::array<Utf8Lead, 256> k_utf8_leads = [] {
+  std::array<Utf8Lead, 256> table{};
+  for (std::size_t byte = 0; byte < table.size(); ++byte) {
+    table[byte] = utf8_lead(static_cast<unsigned char>(byte));
+  }
+  return table;
+}();
+
+// The length of the UTF-8 sequence whose lead byte (from 0x80 up) is at
+// `at`, if it is whole and valid before `end`, as utf8_sequence() finds it;
+// 0 otherwise. Where 4 bytes are left, it reads them with no check of the
+// end: a prose text holds one every few words, each costing a trip out of
+// the blocks (utf8_sequence() and a memcpy() call cost 3 times as much).
+std::size_t valid_utf8_length(const Byte* at, const Byte* end)
+{
+  if (end - at < 4) {
+    const Utf8Sequence sequence = utf8_sequence(
+      std::string_view(reinterpret_cast<const char*>(at), static_cast<std::size_t>(end - at)), 0);
+    return sequence.valid ? sequence.length : 0;
+  }
+  const Utf8Lead& lead = k_utf8_leads[at[0]];
+  if (lead.continuation_bytes <= 0 || at[1] < lead.second_low || at[1] > lead.second_high) {
+    return 0;
+  }
+  for (int index = 2; index <= lead.continuation_bytes; ++index) {
+    if ((at[index] & 0xC0) != 0x80) {
+      return 0;
+    }
+  }
+  return static_cast<std::size_t>(lead.continuation_bytes) + 1;
+}
+
 #if defined(__SSE2__)
 // Copies the 16 bytes at `at` to `out` and tells which are not plain, one
 // bit each (bit i: byte i).
@@ -342,15 +376,20 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room,
       return {at + 1, written, ChunkEnd::closed};
     }
     if (byte >= 0x80) {
-      const Utf8Sequence sequence = utf8_sequence(
-        std::string_view(reinterpret_cast<const char*>(at), static_cast<std::size_t>(end - at)), 0);
-      if (!sequence.valid) {
+      const std::size_t length = valid_utf8_length(at, end);
+      if (length == 0) {
         return {at, written, ChunkEnd::invalid};
       }
-      std::memcpy(out + written, at, sequence.length); // at most 4 bytes: within the slack
+      // A sequence is 4 bytes at most: copied as 4 (one move) where they are
+      // there to read, within the slack.
+      if (end - at >= 4) {
+        std::memcpy(out + written, at, 4);
+      } else {
+        std::memcpy(out + written, at, length);
+      }
       facts.non_ascii = true;
-      at += sequence.length;
-      written += sequence.length;
+      at += length;
+      written += length;
     } else if (byte == '\\') {
       if (end - at >= 2) {
         if (const Byte simple = k_simple_escapes[at[1]]; simple != 0) {

@@ -5,6 +5,8 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "proxy/json_string.hpp"
 #include "proxy/message.hpp"
@@ -452,6 +454,63 @@ TEST_SUITE("json_string")
         }
       }
     }
+  }
+
+  TEST_CASE("UTF-8 sequences of every lead and second byte decode as the full parser reads them")
+  {
+    // The third and fourth bytes at the edges of a continuation byte; the
+    // sequence at a block's start, at its last byte, and just before the
+    // closing quote (fewer than 4 bytes left to read).
+    const std::string later_bytes[] = {"\x80", "\xBF", "\xC0"};
+    for (int lead = 0x80; lead < 0x100; ++lead) {
+      const std::size_t later = lead >= 0xF0 ? 2 : lead >= 0xE0 ? 1 : 0;
+      for (int second = 0; second < 0x100; ++second) {
+        for (std::size_t pick = 0; pick < (later == 2 ? 9U : later == 1 ? 3U : 1U); ++pick) {
+          std::string sequence{static_cast<char>(lead), static_cast<char>(second)};
+          if (later >= 1) {
+            sequence += later_bytes[pick % 3];
+          }
+          if (later == 2) {
+            sequence += later_bytes[pick / 3];
+          }
+          for (const std::size_t at : {0, 31}) {
+            const std::string literal = "\"" + std::string(at, 'a') + sequence + std::string(40, 'z') + "\"";
+            CAPTURE(literal);
+            CHECK(decoded(literal) == reference_text(literal));
+          }
+          const std::string at_end = "\"" + std::string(40, 'a') + sequence + "\"";
+          CAPTURE(at_end);
+          CHECK(decoded(at_end) == reference_text(at_end));
+        }
+      }
+    }
+  }
+
+  TEST_CASE("a body that ends where readable memory ends is read no further")
+  {
+    // The body is put at the end of a page whose next page cannot be read:
+    // a read past its end faults.
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    void* const pages = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(pages != MAP_FAILED);
+    REQUIRE(mprotect(static_cast<char*>(pages) + page, page, PROT_NONE) == 0);
+    char* const page_end = static_cast<char*>(pages) + page;
+    for (std::size_t length = 0; length < 70; ++length) {
+      for (const std::string last : {"", "\"", "\xC3", "\xE2\x82", "\xF0\x9F\x98", "\xC3\xA9", "\xE2\x82\xAC",
+                                     "\xF0\x9F\x98\x80", "\\", "\\n", "\\u00", "\xC3\xA9\"", "\\n\""}) {
+        const std::string body = std::string(length, 'p') + last;
+        char* const begin = page_end - body.size();
+        std::copy(body.begin(), body.end(), begin);
+        CAPTURE(body);
+        for (const Simd simd : {Simd::best, Simd::sse2, Simd::none}) {
+          DecodedText decoded_text;
+          const char* stop = decode_json_string(begin, page_end, decoded_text, simd);
+          CHECK(stop == (body.ends_with('"') ? page_end : nullptr));
+        }
+        CHECK(plain_string_end(begin, page_end) == plain_end_byte_by_byte({begin, body.size()}));
+      }
+    }
+    munmap(pages, 2 * page);
   }
 
   TEST_CASE("texts dense with escapes decode as the full parser reads them")
