@@ -58,8 +58,9 @@ unsigned special_mask_16(__m128i block)
 {
   // Flipping bit 1 makes a quote (0x22) a byte below 0x21 and leaves the
   // control characters below it, and a signed compare counts the bytes
-  // from 0x80 up as negative: one compare finds the three kinds. (Asked as
-  // "above 0x20", the plain ones: GCC 12 makes "below 0x21" two compares.)
+  // from 0x80 up as negative: one compare finds the three kinds. (It asks
+  // for the plain ones, "above 0x20": GCC 12 makes "below 0x21" two
+  // instructions.)
   const __m128i quote_as_space = _mm_xor_si128(block, _mm_set1_epi8(0x02));
   const __m128i plain = _mm_andnot_si128(_mm_cmpeq_epi8(block, _mm_set1_epi8('\\')),
                                          _mm_cmpgt_epi8(quote_as_space, _mm_set1_epi8(0x20)));
@@ -202,9 +203,8 @@ const std::array<Utf8Lead, 256> k_utf8_leads = [] {
 
 // The length of the UTF-8 sequence whose lead byte (from 0x80 up) is at
 // `at`, if it is whole and valid before `end`, as utf8_sequence() finds it;
-// 0 otherwise. Where 4 bytes are left, it reads them with no check of the
-// end: a prose text holds one every few words, each costing a trip out of
-// the blocks (utf8_sequence() and a memcpy() call cost 3 times as much).
+// 0 otherwise. Where 4 bytes are left, without a call or a check of the
+// end: prose holds a non-ASCII character every few words.
 std::size_t valid_utf8_length(const Byte* at, const Byte* end)
 {
   if (end - at < 4) {
