@@ -334,11 +334,14 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
   entry.id = id;
   entry.method = std::string(method);
   std::optional<GuardedCall> what; // described once, for its first attempt too
+  const ToolMap::value_type* guarded_spec = nullptr;
+  const nlohmann::json* arguments = &null_value();
   if (method == "initialize") {
     entry.expect = Expectation::initialize;
   } else if (method == "tools/call") {
-    const auto [name, arguments] = tool_call_members(members.params);
+    const auto [name, call_arguments] = tool_call_members(members.params);
     const auto* tool = name->get_ptr<const std::string*>(); // not a string: the server refuses it
+    arguments = call_arguments;
     if (tool == nullptr) {
       // relayed undescribed
     } else if (reads_client_listing(*tool)) {
@@ -346,6 +349,7 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
       entry.listing_sequence = m_paths.client_listing_sequence();
     } else if (const auto* spec = guarded_tool(*tool)) {
       what = describe_call(spec->second, spec->first, *arguments);
+      guarded_spec = spec;
       entry.expect = Expectation::guarded_call;
     }
   }
@@ -368,6 +372,15 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
     out.to_upstream.push_back(std::move(line));
     return;
   }
+  run_new_call(line, id, key, guarded_spec->first, *arguments, std::move(*what),
+               std::move(content), *opened, out, now);
+}
+
+void Guard::run_new_call(std::string& line, const nlohmann::json& id, const std::string& key,
+                         const std::string& tool, const nlohmann::json& arguments,
+                         GuardedCall what, ContentArgument content, PendingRequest& entry,
+                         Outbox& out, Clock::time_point now)
+{
   take_in_shown(now); // what fsguard showed long enough ago comes before this call
   const std::uint64_t sent_at = ++m_moment;
   std::vector<const CallInFlight*> held_before; // a new call waits behind every held one
@@ -376,32 +389,70 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
       held_before.push_back(&*held.described);
     }
   }
-  Attempt attempt = try_run(line, id, std::move(what), content, key, *opened, sent_at,
-                            held_before, out, now);
+  Attempt attempt =
+    try_run(line, id, std::move(what), content, key, entry, sent_at, held_before, out, now);
   if (attempt.outcome != Outcome::ran) {
-    m_held.push_back(Held{std::move(line), request, std::move(content), key, sent_at,
+    m_held.push_back(Held{std::move(line), id, tool, arguments, std::move(content), key, sent_at,
                           attempt.outcome == Outcome::waiting_for_directories,
                           std::move(attempt.call), now});
   }
 }
 
-bool Guard::relay_plain_call(std::string& line, Outbox& out)
+std::optional<Guard::PlainCall> Guard::scan_plain_call(std::string_view text,
+                                                       PlainCallArguments& arguments) const
 {
-  const std::string_view text(line.data(), line.size() - (line.ends_with('\n') ? 1 : 0));
-  const auto call = scan_plain_tool_call(text, [this](std::string_view name) {
-    return !reads_client_listing(name) && guarded_tool(name) == nullptr;
-  });
-  if (!call) {
-    return false;
+  // What the guard does with a call of each tool, as on_client_request()
+  // would decide it; the guarded tool's entry kept for take_plain_call().
+  class Filter final : public PlainCallFilter {
+  public:
+    explicit Filter(const Guard& guard) : m_guard(guard) {}
+
+    PlainCallUse use_of(std::string_view name) override
+    {
+      if (m_guard.reads_client_listing(name)) {
+        return PlainCallUse::none;
+      }
+      m_tool = m_guard.guarded_tool(name);
+      return m_tool == nullptr ? PlainCallUse::relay : PlainCallUse::guard;
+    }
+
+    const ToolMap::value_type* tool() const { return m_tool; }
+
+  private:
+    const Guard& m_guard;
+    const ToolMap::value_type* m_tool = nullptr;
+  };
+  Filter filter(*this);
+  const auto scanned = scan_plain_tool_call(text, filter, &arguments);
+  if (!scanned) {
+    return std::nullopt;
   }
+  return PlainCall{*scanned, filter.tool()};
+}
+
+bool Guard::take_plain_call(std::string& line, const PlainCall& call,
+                            PlainCallArguments& arguments, Outbox& out, Clock::time_point now)
+{
+  // As on_client_request() takes the line parsed, which the scan's shape
+  // leaves nothing to refuse of but a reused id.
+  const nlohmann::json id = plain_id(call.scanned.raw_id);
+  const std::string key = id_key_of_raw(call.scanned.raw_id);
   PendingRequest entry;
   entry.from = Peer::client;
-  entry.id = plain_id(call->raw_id);
+  entry.id = id;
   entry.method = "tools/call";
-  if (m_ledger.open(id_key_of_raw(call->raw_id), std::move(entry)) == nullptr) {
+  entry.expect = call.tool != nullptr ? Expectation::guarded_call : Expectation::relay;
+  PendingRequest* const opened = m_ledger.open(key, std::move(entry));
+  if (opened == nullptr) {
     return false; // a reused id: on_client_request() answers it
   }
-  out.to_upstream.push_back(std::move(line));
+  if (call.tool == nullptr) {
+    out.to_upstream.push_back(std::move(line));
+    return true;
+  }
+  run_new_call(line, id, key, call.tool->first, arguments.tree,
+               describe_call(call.tool->second, call.tool->first, arguments.tree),
+               std::move(arguments.content), *opened, out, now);
   return true;
 }
 
@@ -1785,8 +1836,8 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
       m_held.push_back(std::move(held));
       continue;
     }
-    Attempt attempt = try_run(held.line, member(held.request, "id"),
-                              guarded(held.request), // the map now
+    Attempt attempt = try_run(held.line, held.id,
+                              describe_call(tools(), held.tool, held.arguments), // the map now
                               held.content, held.key,
                               *m_ledger.find(Peer::upstream, held.key), held.sent_at,
                               held_before, out, now);

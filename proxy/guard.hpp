@@ -21,6 +21,7 @@
 #include "proxy/ledger.hpp"
 #include "proxy/message.hpp"
 #include "proxy/outbox.hpp"
+#include "proxy/plain_tool_call.hpp"
 #include "proxy/server_paths.hpp"
 #include "proxy/shared_ledger.hpp"
 #include "proxy/upstream_view.hpp"
@@ -85,14 +86,31 @@ public:
                             const SkimmedMessage& skimmed, Outbox& out,
                             Clock::time_point now = Clock::now());
 
-  // Forwards the client's line `line` (with its newline) when it is a
-  // tools/call of the plain shape (scan_plain_tool_call) of a tool fsguard
-  // only relays: recorded in the ledger as on_client_request() would,
-  // without a parse. False, with `line` untouched and nothing recorded,
-  // for anything else: a guarded tool, the client's listing of allowed
-  // directories, an id still pending (which on_client_request() refuses),
-  // another shape.
-  bool relay_plain_call(std::string& line, Outbox& out);
+  // A client's tools/call of the plain shape (scan_plain_tool_call) that
+  // the guard takes without a parse, as scan_plain_call() found it.
+  struct PlainCall {
+    PlainToolCall scanned;                     // views into the line
+    const ToolMap::value_type* tool = nullptr; // the guarded tool; null: one only relayed
+  };
+
+  // The client's line `text` (without its newline) when it is a tools/call
+  // of the plain shape of a tool fsguard only relays or guards; for a
+  // guarded one, its arguments are read into `arguments`. Nothing for
+  // anything else, which on_client_request() takes: the client's listing of
+  // allowed directories, another shape, arguments the fast reader leaves to
+  // the full parse.
+  std::optional<PlainCall> scan_plain_call(std::string_view text,
+                                           PlainCallArguments& arguments) const;
+
+  // Takes the plain call `call` that scan_plain_call() has just found in
+  // the client's `line` (with its newline), with the `arguments` it read
+  // (their content is moved from), exactly as on_client_request() takes
+  // the line parsed: recorded in the ledger, and forwarded, or for a
+  // guarded tool run, refused or held. False, with `line` untouched and
+  // nothing recorded, when its id is still pending (on_client_request()
+  // refuses it). `now` starts its clock.
+  bool take_plain_call(std::string& line, const PlainCall& call, PlainCallArguments& arguments,
+                       Outbox& out, Clock::time_point now = Clock::now());
 
   // If the client's request that the upstream's answer `key` answers is one
   // fsguard only relays (Expectation::relay: a call of a tool it does not
@@ -173,7 +191,9 @@ public:
 private:
   struct Held {
     std::string line;
-    nlohmann::json request; // the request as parsed, minus a write's content
+    nlohmann::json id;
+    std::string tool;
+    nlohmann::json arguments; // as parsed, minus a write's content
     ContentArgument content;
     std::string key;
     std::uint64_t sent_at = 0;
@@ -315,6 +335,14 @@ private:
                   std::optional<GuardedCall> what, ContentArgument& content,
                   const std::string& key, PendingRequest& entry, std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
                   Outbox& out, Clock::time_point now);
+  // Runs, refuses or holds the client's guarded call `line` (id `id`, its
+  // key `key`, ledger entry `entry` just opened) of `tool` with
+  // `arguments`, described as `what`; `content` is what the reader found
+  // of its content.
+  void run_new_call(std::string& line, const nlohmann::json& id, const std::string& key,
+                    const std::string& tool, const nlohmann::json& arguments, GuardedCall what,
+                    ContentArgument content, PendingRequest& entry, Outbox& out,
+                    Clock::time_point now);
   bool awaits_directories(const CallInFlight& call) const;
   // verify: upstream: the files whose content a change by `call` is
   // decided on (a move's destination; a write's or an edit's file).

@@ -117,6 +117,17 @@ public:
     return m_at == m_end;
   }
 
+  // Reads the value next, params.arguments of a request, into `out` as
+  // read_document() reads it there; returns where it ends, or nullptr.
+  const char* read_arguments(nlohmann::json& out)
+  {
+    constexpr int k_arguments_depth = 2; // in params, in the request
+    if (!read_value(out, Place::arguments, k_arguments_depth)) {
+      return nullptr;
+    }
+    return m_at;
+  }
+
 private:
   using Object = nlohmann::json::object_t;
   using Array = nlohmann::json::array_t;
@@ -458,6 +469,25 @@ bool read_json_fast(std::string_view text, nlohmann::json& tree,
     return false;
   }
   return true;
+}
+
+const char* read_arguments_fast(std::string_view text, nlohmann::json& tree,
+                                std::optional<ContentHash>& content_hash,
+                                std::optional<std::string>* content_text)
+{
+  Reader reader(text, content_hash, content_text);
+  content_hash.reset();
+  if (content_text != nullptr) {
+    content_text->reset();
+  }
+  const char* const end = reader.read_arguments(tree);
+  if (end == nullptr) {
+    content_hash.reset();
+    if (content_text != nullptr) {
+      content_text->reset();
+    }
+  }
+  return end;
 }
 
 std::optional<nlohmann::json> read_json_fast(std::string_view text,

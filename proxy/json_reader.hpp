@@ -43,4 +43,15 @@ bool read_json_fast(std::string_view text, nlohmann::json& tree,
                     std::optional<ContentHash>& content_hash,
                     std::optional<std::string>* content_text = nullptr);
 
+// The JSON value at the start of `text`, params.arguments of a client
+// request, read into `tree` (reused) exactly as read_json_fast() reads it
+// inside a request: the same tree, content left out and hashed
+// (`content_hash`, `content_text` as there), the same refusals, nested no
+// deeper than it may be there. Returns the byte after the value, or
+// nullptr where read_json_fast() would give up on the request (the caller
+// then takes the full path). The bytes after the value are not read.
+const char* read_arguments_fast(std::string_view text, nlohmann::json& tree,
+                                std::optional<ContentHash>& content_hash,
+                                std::optional<std::string>* content_text);
+
 } // namespace fsguard

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "proxy/json_cursor.hpp"
+#include "proxy/json_reader.hpp"
 #include "proxy/json_string.hpp"
 #include "proxy/message.hpp"
 #include "proxy/server_paths.hpp"
@@ -27,11 +28,13 @@ public:
 // an object with a "name" string of the same kind and, optionally,
 // "arguments" (any JSON nested no deeper than k_max_nesting) and "_meta"
 // (read_meta), each once. Each read_* moves past what it read and returns
-// false where the line leaves that shape (or is not JSON).
+// false where the line leaves that shape (or is not JSON). The arguments of
+// a call to guard are read into a tree (read_arguments_fast) where they
+// are, or, if they come before the name, once the line is scanned.
 class Scanner : JsonCursor {
 public:
-  Scanner(std::string_view line, const std::function<bool(std::string_view)>& wanted)
-    : JsonCursor(line), m_wanted(wanted)
+  Scanner(std::string_view line, PlainCallFilter& filter, PlainCallArguments* arguments)
+    : JsonCursor(line), m_filter(filter), m_arguments(arguments)
   {
   }
 
@@ -60,6 +63,10 @@ public:
     if (!members_read || m_at != m_end || !version || !method || !params || call.raw_id.empty()) {
       return std::nullopt;
     }
+    call.use = m_use;
+    if (m_use == PlainCallUse::guard && !m_arguments_read && !read_arguments_later()) {
+      return std::nullopt;
+    }
     return call;
   }
 
@@ -80,11 +87,19 @@ private:
     bool meta = false;
     return read_members([&](std::string_view key) {
              if (key == "name" && name.data() == nullptr) {
-               return read_plain_string(name) && m_wanted(name);
+               return read_plain_string(name) && take_use(name);
              }
              if (key == "arguments" && !arguments) {
                arguments = true;
-               return skip_value(2);
+               if (m_use == PlainCallUse::guard) {
+                 return read_arguments();
+               }
+               const char* const start = m_at;
+               if (!skip_value(2)) {
+                 return false;
+               }
+               m_raw_arguments = std::string_view(start, static_cast<std::size_t>(m_at - start));
+               return true;
              }
              if (key == "_meta" && !meta) {
                meta = true;
@@ -93,6 +108,45 @@ private:
              return false; // another member, or one repeated
            })
            && name.data() != nullptr;
+  }
+
+  // Asks the filter what the call of `name` is for; false: the scan stops.
+  bool take_use(std::string_view name)
+  {
+    m_use = m_filter.use_of(name);
+    if (m_use == PlainCallUse::guard && m_arguments == nullptr) {
+      m_use = PlainCallUse::none; // no place to read the arguments into
+    }
+    return m_use != PlainCallUse::none;
+  }
+
+  // Reads the arguments of a call to guard, which are next, into m_arguments.
+  bool read_arguments()
+  {
+    const char* const after =
+      read_arguments_fast(std::string_view(m_at, static_cast<std::size_t>(m_end - m_at)),
+                          m_arguments->tree, m_arguments->content.hash, &m_arguments->content.text);
+    if (after == nullptr) {
+      return false;
+    }
+    m_at = after;
+    m_arguments_read = true;
+    return true;
+  }
+
+  // The arguments of a call to guard, scanned before its name was known
+  // (m_raw_arguments) or absent, read once the line is scanned.
+  bool read_arguments_later()
+  {
+    if (m_raw_arguments.data() == nullptr) {
+      release_tree(m_arguments->tree); // no arguments: null, as the full parse finds
+      m_arguments->content = ContentArgument{};
+      return true;
+    }
+    const char* const after = read_arguments_fast(m_raw_arguments, m_arguments->tree,
+                                                  m_arguments->content.hash,
+                                                  &m_arguments->content.text);
+    return after == m_raw_arguments.data() + m_raw_arguments.size();
   }
 
   // params._meta as the SDK's client sends it with a progress callback: an
@@ -228,15 +282,19 @@ private:
     return m_at - start <= k_max_number_bytes && m_at != m_end && *m_at != 'e' && *m_at != 'E';
   }
 
-  const std::function<bool(std::string_view)>& m_wanted;
+  PlainCallFilter& m_filter;
+  PlainCallArguments* m_arguments; // nullptr: none to read into
+  PlainCallUse m_use = PlainCallUse::none;
+  bool m_arguments_read = false;     // into m_arguments, where they were
+  std::string_view m_raw_arguments{}; // the arguments' text, when skipped
 };
 
 } // namespace
 
-std::optional<PlainToolCall>
-scan_plain_tool_call(std::string_view line, const std::function<bool(std::string_view)>& wanted)
+std::optional<PlainToolCall> scan_plain_tool_call(std::string_view line, PlainCallFilter& filter,
+                                                  PlainCallArguments* arguments)
 {
-  return Scanner(line, wanted).run();
+  return Scanner(line, filter, arguments).run();
 }
 
 nlohmann::json plain_id(std::string_view raw_id)

@@ -48,6 +48,24 @@ void free_tree_if_long(ClientMessage& message, std::size_t line_bytes)
   }
 }
 
+void free_tree_if_long(PlainCallArguments& arguments, std::size_t line_bytes)
+{
+  if (line_bytes > k_reused_tree_max_line) {
+    release_tree(arguments.tree);
+  }
+}
+
+// Takes the client's `line` (with its newline) without a parse when it is
+// a plain tools/call (Guard::scan_plain_call), its arguments read into
+// `arguments` for a guarded tool; false, `line` untouched, otherwise.
+bool take_plain_call(Session& session, std::string& line, PlainCallArguments& arguments,
+                     Outbox& out)
+{
+  const std::string_view text(line.data(), line.size() - 1);
+  const auto call = session.guard.scan_plain_call(text, arguments);
+  return call && session.guard.take_plain_call(line, *call, arguments, out);
+}
+
 // Handles one client line: `line` is the line with its newline (owned, to
 // forward without copying), `text` the same without it. `message` holds the
 // last line's parse, whose tree this one is read into. `out` is empty, and
@@ -169,6 +187,7 @@ Task<void> relay_client_to_upstream(Session& session)
   session.heap_trimmer.watch(reader.buffer(), reader.k_buffer_bytes);
   Outbox out;            // reused for every line (flush empties it)
   ClientMessage message; // likewise: each line is parsed into the last one's tree
+  PlainCallArguments plain; // and a plain call's arguments into the last one's
   for (;;) {
     reader.set_max_line_bytes(session.config.max_line_bytes); // it may be reloaded
     const LineEvent event = co_await reader.next();
@@ -194,8 +213,9 @@ Task<void> relay_client_to_upstream(Session& session)
     }
     const std::size_t line_bytes = event.text.size();
     std::string line = reader.take_line();
-    if (!session.upstream.status() && session.guard.relay_plain_call(line, out)) {
-      // a call fsguard only relays, unparsed (the usual shape of it)
+    if (!session.upstream.status() && take_plain_call(session, line, plain, out)) {
+      // a tools/call in the usual shape, unparsed but for a guarded one's arguments
+      free_tree_if_long(plain, line_bytes);
       if (!flush_at_once(session, out)) {
         co_await flush(session, out);
       }

@@ -70,11 +70,39 @@ void check_fast_reader(std::string_view input)
   check(reused == full && same_types(reused, full) && reused_hash == expected);
 }
 
+// A filter that gives every tool the same use.
+class UseFor final : public PlainCallFilter {
+public:
+  explicit UseFor(PlainCallUse use) : m_use(use) {}
+  PlainCallUse use_of(std::string_view) override { return m_use; }
+
+private:
+  PlainCallUse m_use;
+};
+
 // What the plain tools/call scan accepts, the full parse reads the same
-// way: a request the server accepts, with that id key and tool name.
+// way: a request the server accepts, with that id key and tool name, and
+// for a guarded tool the same arguments and content. A guarded tool's scan
+// reads the arguments with the client-line reader, which the relay's scan
+// does not: it may accept more (numbers with exponents), never less, and
+// refuses nothing the full parse reads as a plain call with arguments the
+// reader takes.
 void check_plain_tool_call(std::string_view input, const ClientMessage& message)
 {
-  const auto call = scan_plain_tool_call(input, [](std::string_view) { return true; });
+  UseFor relay(PlainCallUse::relay);
+  const auto relayed = scan_plain_tool_call(input, relay);
+  UseFor guard(PlainCallUse::guard);
+  static PlainCallArguments arguments; // reused, as the relay reuses it
+  const auto guarded = scan_plain_tool_call(input, guard, &arguments);
+  check(!relayed || guarded);
+  if (guarded) {
+    check(!relayed || (relayed->raw_id == guarded->raw_id && relayed->name == guarded->name));
+    const auto& full = member(member(message.body, "params"), "arguments");
+    check(full == arguments.tree && same_types(full, arguments.tree));
+    check(message.content.hash == arguments.content.hash);
+    check(message.content.text == arguments.content.text);
+  }
+  const auto call = guarded;
   if (!call) {
     return;
   }

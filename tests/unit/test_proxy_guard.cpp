@@ -45,6 +45,7 @@ struct Session {
   Guard guard;
   Outbox out;
   Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
+  PlainCallArguments plain_arguments; // reused, as the relay reuses it
 
   // `server_version` "1.2.29" makes the server @agent-infra's fork.
   // `listed`: the server's allowed directories, as it spells them.
@@ -72,18 +73,38 @@ struct Session {
   static std::string json_line(const nlohmann::json& message) { return message.dump() + "\n"; }
 
   // The client's request `line`, taken as the relay takes it: a plain call
-  // fsguard only relays unparsed, anything else parsed.
+  // unparsed (but for a guarded one's arguments), anything else parsed.
+  // `content` stands for what the reader finds of a write's content, in
+  // either way (hashed as the FakeDisk hashes).
   void request(const std::string& line, ContentArgument content = {})
   {
     out = Outbox{};
     std::string unparsed = line;
-    if (guard.relay_plain_call(unparsed, out)) {
+    if (take_plain(unparsed, std::move(content))) {
       return;
     }
     REQUIRE(unparsed == line); // untouched when refused
     REQUIRE(out.to_upstream.empty());
     REQUIRE(out.to_client.empty());
     guard.on_client_request(line, nlohmann::json::parse(line), std::move(content), out, now);
+  }
+
+  // Takes `line` as a plain call if it is one (Guard::scan_plain_call),
+  // with `content` in place of what the scan found of its content (the
+  // same as the full parse finds, which the fuzzer and the scan's tests
+  // check, but hashed with the real hash); true if taken. `content` is
+  // left as it was otherwise.
+  bool take_plain(std::string& line, ContentArgument&& content = {})
+  {
+    const std::string_view text(line.data(), line.size() - (line.ends_with('\n') ? 1 : 0));
+    const auto call = guard.scan_plain_call(text, plain_arguments);
+    if (!call) {
+      return false;
+    }
+    if (call->tool != nullptr) {
+      plain_arguments.content = std::move(content);
+    }
+    return guard.take_plain_call(line, *call, plain_arguments, out, now);
   }
 
   // A tools/call of `tool` with `arguments` as request `id`.
@@ -495,12 +516,12 @@ TEST_SUITE("guard")
     std::string line = R"({"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}},"jsonrpc":"2.0","id":7})"
                        "\n";
     const std::string sent = line;
-    REQUIRE(s.guard.relay_plain_call(line, s.out));
+    REQUIRE(s.take_plain(line));
     CHECK(s.out.to_upstream == std::vector<std::string>{sent});
     // Pending under its id: reused, it is refused (by the full path).
     std::string again = sent;
     s.out = Outbox{};
-    CHECK_FALSE(s.guard.relay_plain_call(again, s.out));
+    CHECK_FALSE(s.take_plain(again));
     CHECK(again == sent);
     CHECK(s.out.to_upstream.empty());
     s.request(sent);
@@ -508,26 +529,85 @@ TEST_SUITE("guard")
     CHECK(s.guard.close_relayed_request("7")); // its answer goes on without a skim
   }
 
-  TEST_CASE("a plain call that fsguard guards, or reads the answer of, takes the full path")
+  TEST_CASE("a plain call of the client's listing of the allowed directories takes the full path")
   {
     Session s;
     const auto plain = [](const std::string& tool) {
       return R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":")" + tool
              + R"(","arguments":{"path":"/ws/a.txt"}}})" + "\n";
     };
+    std::string line = plain("list_allowed_directories");
+    CHECK_FALSE(s.guard.scan_plain_call(line, s.plain_arguments));
     for (const std::string tool : {"read_text_file", "write_file", "edit_file", "move_file",
-                                   "read_multiple_files", "list_allowed_directories"}) {
+                                   "read_multiple_files"}) {
       CAPTURE(tool);
-      std::string line = plain(tool);
-      CHECK_FALSE(s.guard.relay_plain_call(line, s.out));
-      CHECK(s.out.to_upstream.empty());
+      const auto call = s.guard.scan_plain_call(plain(tool), s.plain_arguments);
+      REQUIRE(call);
+      CHECK(call->tool != nullptr); // guarded: its arguments read
+      CHECK(s.plain_arguments.tree == nlohmann::json{{"path", "/ws/a.txt"}});
     }
-    CHECK_FALSE(s.guard.close_relayed_request("3")); // nothing recorded
+    const auto listed = s.guard.scan_plain_call(plain("list_directory"), s.plain_arguments);
+    REQUIRE(listed);
+    CHECK(listed->tool == nullptr); // only relayed
     GuardSettings confined;
     confined.confine_to = {"/ws2"};
     s.guard.set_settings(confined);
-    std::string listing = plain("list_directory");
-    CHECK_FALSE(s.guard.relay_plain_call(listing, s.out)); // confined now: described first
+    const auto confined_listing = s.guard.scan_plain_call(plain("list_directory"), s.plain_arguments);
+    REQUIRE(confined_listing);
+    CHECK(confined_listing->tool != nullptr); // confined now: described
+  }
+
+  TEST_CASE("a plain guarded call is decided as the full path decides it")
+  {
+    // The same calls, once through the scan and once parsed, in two
+    // sessions: the same lines go out, and the same records are kept.
+    const auto run = [](bool plain) {
+      Session s;
+      s.disk.write("/ws/a.txt", "one\n");
+      std::vector<std::string> sent;
+      const auto send = [&](const std::string& line) {
+        s.out = Outbox{};
+        std::string taken = line;
+        if (plain) {
+          REQUIRE(s.take_plain(taken));
+        } else {
+          s.guard.on_client_request(line, nlohmann::json::parse(line), ContentArgument{}, s.out,
+                                    s.now);
+        }
+        for (const auto& each : s.out.to_upstream) {
+          sent.push_back("up " + each);
+        }
+        for (const auto& each : s.out.to_client) {
+          sent.push_back("client " + each);
+        }
+      };
+      // A write before any read: vetoed.
+      send(R"({"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/ws/a.txt"}},"jsonrpc":"2.0","id":1})"
+           "\n");
+      // A read, forwarded, and a second read of the file, which waits for
+      // nothing (reads do not hold each other).
+      send(R"({"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/ws/a.txt"}},"jsonrpc":"2.0","id":2})"
+           "\n");
+      // An edit held behind that read, then released by its answer.
+      send(R"({"method":"tools/call","params":{"name":"edit_file","arguments":{"path":"/ws/a.txt","edits":[{"oldText":"one","newText":"two"}]}},"jsonrpc":"2.0","id":"e-3"})"
+           "\n");
+      s.out = Outbox{};
+      s.answer(2, {{"content", {{{"type", "text"}, {"text", "one\n"}}}}});
+      for (const auto& each : s.out.to_upstream) {
+        sent.push_back("up " + each);
+      }
+      const SeenRecord* record = s.guard.record("/ws/a.txt");
+      sent.push_back(record != nullptr ? "seen" : "unseen");
+      sent.push_back(s.guard.close_relayed_request("\"e-3\"") ? "relayed" : "guarded");
+      return sent;
+    };
+    const auto plain = run(true);
+    const auto parsed = run(false);
+    CHECK(plain == parsed);
+    REQUIRE(plain.size() >= 4);
+    CHECK(plain[0].starts_with("client ")); // the veto
+    CHECK(plain[1].starts_with("up ")); // the read
+    CHECK(plain.back() == "guarded");
   }
 
   TEST_CASE("a second initialize is refused")

@@ -10,9 +10,46 @@ using namespace fsguard;
 
 namespace {
 
+// A filter that gives every tool the same use, noting the names asked.
+class UseFor final : public PlainCallFilter {
+public:
+  explicit UseFor(PlainCallUse use) : m_use(use) {}
+
+  PlainCallUse use_of(std::string_view name) override
+  {
+    asked.emplace_back(name);
+    return m_use;
+  }
+
+  std::vector<std::string> asked;
+
+private:
+  PlainCallUse m_use;
+};
+
+// The scan of a call fsguard relays.
 std::optional<PlainToolCall> scan(std::string_view line)
 {
-  return scan_plain_tool_call(line, [](std::string_view) { return true; });
+  UseFor relay(PlainCallUse::relay);
+  return scan_plain_tool_call(line, relay);
+}
+
+// The scan of a call fsguard guards, its arguments read into `arguments`.
+std::optional<PlainToolCall> scan_guarded(std::string_view line, PlainCallArguments& arguments)
+{
+  UseFor guard(PlainCallUse::guard);
+  return scan_plain_tool_call(line, guard, &arguments);
+}
+
+// The arguments the scan read, the full parse reads the same way.
+void check_arguments_agree(std::string_view line, const PlainCallArguments& arguments)
+{
+  const ClientMessage message = parse_client_message(line);
+  const auto& full = member(member(message.body, "params"), "arguments");
+  CHECK(full == arguments.tree);
+  CHECK(full.type() == arguments.tree.type());
+  CHECK(message.content.hash == arguments.content.hash);
+  CHECK(message.content.text == arguments.content.text);
 }
 
 // What the scan accepted, the full parse reads the same way.
@@ -49,11 +86,18 @@ TEST_SUITE("plain tool call")
       R"({"method":"tools/call","params":{"_meta":{"progressToken":"p-1","other":[1,{"a":null}]},"name":"x"},"jsonrpc":"2.0","id":5})",
       R"({"method":"tools/call","params":{"name":"x","_meta":{}},"jsonrpc":"2.0","id":6})",
     };
+    PlainCallArguments arguments; // reused, as the relay reuses it
     for (const auto& line : lines) {
       CAPTURE(line);
       const auto call = scan(line);
       REQUIRE(call);
+      CHECK(call->use == PlainCallUse::relay);
       check_full_parse_agrees(line, *call);
+      const auto guarded = scan_guarded(line, arguments);
+      REQUIRE(guarded);
+      CHECK(guarded->use == PlainCallUse::guard);
+      check_full_parse_agrees(line, *guarded);
+      check_arguments_agree(line, arguments);
     }
     const auto first = scan(lines[0]);
     CHECK(first->raw_id == "5");
@@ -116,10 +160,58 @@ TEST_SUITE("plain tool call")
       R"([{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}])",
       "",
     };
+    PlainCallArguments arguments;
     for (const auto& line : lines) {
       CAPTURE(line);
       CHECK_FALSE(scan(line));
+      if (line.find("e999") != std::string::npos) {
+        CHECK_FALSE(scan_guarded(line, arguments)); // no double holds it
+      } else if (line.find("12345678901234567890") != std::string::npos) {
+        // The full parse reads it (an unsigned integer), and so does the
+        // reader of a guarded call's arguments.
+        REQUIRE(scan_guarded(line, arguments));
+        check_arguments_agree(line, arguments);
+      } else {
+        CHECK_FALSE(scan_guarded(line, arguments));
+      }
     }
+  }
+
+  TEST_CASE("a guarded call's arguments are read as the full parse reads them, its content apart")
+  {
+    const std::vector<std::string> lines = {
+      R"({"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/ws/a.txt","head":3}},"jsonrpc":"2.0","id":7})",
+      // a write: the content hashed and kept, not in the tree
+      R"({"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/ws/a.txt","content":"one\ntwo \u00e9"}},"jsonrpc":"2.0","id":8})",
+      // the arguments before the name, and a content that is not a string
+      R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"content":[1],"path":"/ws/b"},"name":"write_file"}})",
+      // repeated keys inside the arguments: the last one counts
+      R"({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"write_file","arguments":{"content":"a","path":"/x","content":"b","path":"/ws/c"}}})",
+      // no arguments
+      R"({"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"write_file"}})",
+      // the last line's tree reused for other shapes
+      R"({"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"edit_file","arguments":{"path":"/ws/d","edits":[{"oldText":"a","newText":"b"}],"dryRun":false}}})",
+      R"({"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"move_file","arguments":["/ws/e"]}})",
+    };
+    PlainCallArguments arguments;
+    for (const auto& line : lines) {
+      CAPTURE(line);
+      const auto call = scan_guarded(line, arguments);
+      REQUIRE(call);
+      check_full_parse_agrees(line, *call);
+      check_arguments_agree(line, arguments);
+    }
+    REQUIRE(scan_guarded(lines[1], arguments));
+    CHECK(arguments.tree == nlohmann::json{{"path", "/ws/a.txt"}});
+    CHECK(arguments.content.text == std::optional<std::string>("one\ntwo \u00e9"));
+    CHECK(arguments.content.hash);
+    REQUIRE(scan_guarded(lines[3], arguments));
+    CHECK(arguments.tree == nlohmann::json{{"path", "/ws/c"}});
+    CHECK(arguments.content.text == std::optional<std::string>("b"));
+    // Without a place to read the arguments into, a call to guard is left
+    // to the full parse.
+    UseFor guard(PlainCallUse::guard);
+    CHECK_FALSE(scan_plain_tool_call(lines[0], guard));
   }
 
   TEST_CASE("arguments nested as deep as the full parse allows, and no deeper")
@@ -140,12 +232,10 @@ TEST_SUITE("plain tool call")
   {
     const std::string line =
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/ws/a"}}})";
-    std::vector<std::string> asked;
-    const auto call = scan_plain_tool_call(line, [&](std::string_view name) {
-      asked.emplace_back(name);
-      return name != "read_text_file";
-    });
-    CHECK_FALSE(call);
-    CHECK(asked == std::vector<std::string>{"read_text_file"});
+    UseFor none(PlainCallUse::none);
+    PlainCallArguments arguments;
+    CHECK_FALSE(scan_plain_tool_call(line, none, &arguments));
+    CHECK(none.asked == std::vector<std::string>{"read_text_file"});
+    CHECK(arguments.tree.is_null()); // stopped before the arguments
   }
 }
