@@ -372,14 +372,14 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
     out.to_upstream.push_back(std::move(line));
     return;
   }
-  run_new_call(line, id, key, guarded_spec->first, *arguments, std::move(*what),
+  run_new_call(line, id, key, guarded_spec->first, *arguments, std::move(what),
                std::move(content), *opened, out, now);
 }
 
 void Guard::run_new_call(std::string& line, const nlohmann::json& id, const std::string& key,
                          const std::string& tool, const nlohmann::json& arguments,
-                         GuardedCall what, ContentArgument content, PendingRequest& entry,
-                         Outbox& out, Clock::time_point now)
+                         std::optional<GuardedCall>&& what, ContentArgument content,
+                         PendingRequest& entry, Outbox& out, Clock::time_point now)
 {
   take_in_shown(now); // what fsguard showed long enough ago comes before this call
   const std::uint64_t sent_at = ++m_moment;
@@ -450,8 +450,8 @@ bool Guard::take_plain_call(std::string& line, const PlainCall& call,
     out.to_upstream.push_back(std::move(line));
     return true;
   }
-  run_new_call(line, id, key, call.tool->first, arguments.tree,
-               describe_call(call.tool->second, call.tool->first, arguments.tree),
+  std::optional<GuardedCall> what(describe_call(call.tool->second, call.tool->first, arguments.tree));
+  run_new_call(line, id, key, call.tool->first, arguments.tree, std::move(what),
                std::move(arguments.content), *opened, out, now);
   return true;
 }
@@ -475,7 +475,7 @@ bool Guard::reads_client_listing(std::string_view name) const
   return name == "list_allowed_directories" && m_paths.reads_roots() && !tools().contains(name);
 }
 
-CallInFlight Guard::describe(const nlohmann::json& id, GuardedCall what,
+CallInFlight Guard::describe(const nlohmann::json& id, GuardedCall&& what,
                              const std::optional<ContentHash>& content_hash) const
 {
   CallInFlight call;
@@ -506,7 +506,7 @@ CallInFlight Guard::describe(const nlohmann::json& id, GuardedCall what,
 }
 
 Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
-                              std::optional<GuardedCall> what, ContentArgument& content,
+                              std::optional<GuardedCall>&& what, ContentArgument& content,
                               const std::string& key, PendingRequest& entry, std::uint64_t sent_at,
                               const std::vector<const CallInFlight*>& held_before, Outbox& out,
                               Clock::time_point now)
@@ -1015,7 +1015,7 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
     // still name the file they were asked about.
     const auto request = nlohmann::json::parse(pending.line, nullptr, false);
     const auto what = guarded(request);
-    const bool same_files = what && describe(member(request, "id"), *what, pending.call.expected).files
+    const bool same_files = what && describe(member(request, "id"), GuardedCall(*what), pending.call.expected).files
                                       == pending.call.files;
     if (!same_files) {
       now_holds.reset();

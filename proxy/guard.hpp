@@ -325,14 +325,14 @@ private:
   std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
   // The call `what` with id `id` as it goes upstream: its files resolved
   // now; `content_hash` is its content's, for a write.
-  CallInFlight describe(const nlohmann::json& id, GuardedCall what,
+  CallInFlight describe(const nlohmann::json& id, GuardedCall&& what,
                         const std::optional<ContentHash>& content_hash) const;
   // Runs the client's call `line` (id `id`, its key `key`, ledger entry
   // `entry`), which the tool map in force now describes as `what` (nothing:
   // no longer a file tool), unless it must wait for the calls `held_before`
   // it or in flight, or for the server's directories.
   Attempt try_run(std::string& line, const nlohmann::json& id,
-                  std::optional<GuardedCall> what, ContentArgument& content,
+                  std::optional<GuardedCall>&& what, ContentArgument& content,
                   const std::string& key, PendingRequest& entry, std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
                   Outbox& out, Clock::time_point now);
   // Runs, refuses or holds the client's guarded call `line` (id `id`, its
@@ -340,9 +340,9 @@ private:
   // `arguments`, described as `what`; `content` is what the reader found
   // of its content.
   void run_new_call(std::string& line, const nlohmann::json& id, const std::string& key,
-                    const std::string& tool, const nlohmann::json& arguments, GuardedCall what,
-                    ContentArgument content, PendingRequest& entry, Outbox& out,
-                    Clock::time_point now);
+                    const std::string& tool, const nlohmann::json& arguments,
+                    std::optional<GuardedCall>&& what, ContentArgument content,
+                    PendingRequest& entry, Outbox& out, Clock::time_point now);
   bool awaits_directories(const CallInFlight& call) const;
   // verify: upstream: the files whose content a change by `call` is
   // decided on (a move's destination; a write's or an edit's file).
