@@ -93,6 +93,13 @@ void check_plain_tool_call(std::string_view input, const ClientMessage& message)
   const auto relayed = scan_plain_tool_call(input, relay);
   UseFor guard(PlainCallUse::guard);
   static PlainCallArguments arguments; // reused, as the relay reuses it
+  // What a last line may have left, which the scan must replace whole:
+  // a content always, and every other time a tree of another shape.
+  static unsigned scans = 0;
+  arguments.content = ContentArgument{ContentHash{1, 2}, std::string("stale")};
+  if (++scans % 2 == 0) {
+    arguments.tree = nlohmann::json{{"stale", {1, 2}}};
+  }
   const auto guarded = scan_plain_tool_call(input, guard, &arguments);
   check(!relayed || guarded);
   if (guarded) {

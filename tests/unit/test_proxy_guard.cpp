@@ -104,7 +104,11 @@ struct Session {
     if (call->tool != nullptr) {
       plain_arguments.content = std::move(content);
     }
-    return guard.take_plain_call(line, *call, plain_arguments, out, now);
+    const bool taken = guard.take_plain_call(line, *call, plain_arguments, out, now);
+    if (!taken && call->tool != nullptr) {
+      content = std::move(plain_arguments.content); // for the full path
+    }
+    return taken;
   }
 
   // A tools/call of `tool` with `arguments` as request `id`.
