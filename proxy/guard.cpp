@@ -435,11 +435,10 @@ bool Guard::take_plain_call(std::string& line, const PlainCall& call,
 {
   // As on_client_request() takes the line parsed, which the scan's shape
   // leaves nothing to refuse of but a reused id.
-  const nlohmann::json id = plain_id(call.scanned.raw_id);
   const std::string key = id_key_of_raw(call.scanned.raw_id);
   PendingRequest entry;
   entry.from = Peer::client;
-  entry.id = id;
+  entry.id = plain_id(call.scanned.raw_id);
   entry.method = "tools/call";
   entry.expect = call.tool != nullptr ? Expectation::guarded_call : Expectation::relay;
   PendingRequest* const opened = m_ledger.open(key, std::move(entry));
@@ -450,6 +449,7 @@ bool Guard::take_plain_call(std::string& line, const PlainCall& call,
     out.to_upstream.push_back(std::move(line));
     return true;
   }
+  const nlohmann::json id = opened->id; // the entry may close while the call runs
   std::optional<GuardedCall> what(describe_call(call.tool->second, call.tool->first, arguments.tree));
   run_new_call(line, id, key, call.tool->first, arguments.tree, std::move(what),
                std::move(arguments.content), *opened, out, now);
