@@ -337,7 +337,7 @@ TEST_SUITE("json_string")
         }
       }
     }
-    // Past the bytes the decoder hands on at once (16 KiB), in pieces of
+    // Past the bytes the decoder hands on at once (6 KiB), in pieces of
     // every size: many short runs, and runs longer than a block.
     for (const std::size_t run : {1, 15, 16, 17, 100, 2047, 2048, 2049, 5000}) {
       std::string literal = "\"";
@@ -394,14 +394,14 @@ TEST_SUITE("json_string")
     }
   }
 
-  TEST_CASE("escapes where the decoder's 16 KiB of room runs out decode whole")
+  TEST_CASE("escapes where the decoder's 6 KiB of room runs out decode whole")
   {
-    // The decoder hands its bytes on 16 KiB at a time (k_room in
+    // The decoder hands its bytes on 6 KiB at a time (k_room in
     // json_string.cpp); the common escapes make the input run ahead of the
-    // output, so the room runs out with the input past 16 KiB, at every
+    // output, so the room runs out with the input past 6 KiB, at every
     // phase of the escapes against it. A piece longer than the room and its
     // slack would have run past its buffer.
-    constexpr std::size_t k_room = 16384;
+    constexpr std::size_t k_room = 6144;
     struct PieceSink final : ByteSink {
       std::string text;
       std::size_t longest = 0;
