@@ -353,7 +353,20 @@ Task<void> supervise(Session& session)
   session.tick_timer.cancel();
   co_await session.upstream.clear_group();
   co_await session.upstream.drain_output(); // relay what it wrote last
-  co_await answer_pending_with_errors(session);
+  {
+    // The errors owed for unanswered calls wait behind any line still being
+    // written: a client that stopped reading gets them for a moment, then
+    // its output is given up on (closed once that line is written), as
+    // run_session does once this ends, and the session ends.
+    Timer give_up(executor, k_shutdown_step);
+    give_up.async_wait([&session](boost::system::error_code error) {
+      if (!error) {
+        session.to_client.close();
+      }
+    });
+    co_await answer_pending_with_errors(session);
+    give_up.cancel();
+  }
   if (session.upstream.exited_early() && !session.client_done) {
     // Answer what the client sends next for a moment, then hang up so the
     // client sees the server is gone.

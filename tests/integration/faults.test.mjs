@@ -1018,6 +1018,23 @@ test('9. a client that stops reading while 20 x 4 MiB reads come back: fsguard m
   await assertNothingLeft(h.watch);
 });
 
+test('9b. a client that stops reading, with a guarded call unanswered behind a large answer, then '
+  + 'ends its input: fsguard still exits (the error it owes that call is given up on)', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'one\n', 'big.txt': 'y'.repeat(1 * MiB) + '\n' });
+  const h = guard(t, realServer(ws.dir));
+  await h.initialize(1);
+  h.send(readCall(2, ws.file('a.txt')));
+  await h.response(2);
+  h.child.stdout.pause();
+  h.send(readCall(3, ws.file('big.txt'))); // its answer stays in the pipe...
+  h.send(writeCall(4, ws.file('a.txt'), 'mine\n')); // ...and this one's behind it, unread
+  await sleep(1000);
+  h.endInput();
+  const exit = await h.waitExit(15_000);
+  assert.ok(exit, 'fsguard exits within 15 s of the EOF though its client never reads again');
+  await assertNothingLeft(h.watch);
+});
+
 // ---------------------------------------------------------------------------
 // 10. a client that never reads fsguard's stderr
 
