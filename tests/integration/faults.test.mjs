@@ -1035,6 +1035,22 @@ test('9b. a client that stops reading, with a guarded call unanswered behind a l
   await assertNothingLeft(h.watch);
 });
 
+test('9c. the same client gets SIGTERM sent to fsguard instead of ending its input: fsguard exits', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'one\n', 'big.txt': 'y'.repeat(1 * MiB) + '\n' });
+  const h = guard(t, realServer(ws.dir));
+  await h.initialize(1);
+  h.send(readCall(2, ws.file('a.txt')));
+  await h.response(2);
+  h.child.stdout.pause();
+  h.send(readCall(3, ws.file('big.txt')));
+  h.send(writeCall(4, ws.file('a.txt'), 'mine\n'));
+  await sleep(1000);
+  h.child.kill('SIGTERM');
+  const exit = await h.waitExit(15_000);
+  assert.ok(exit, 'fsguard exits within 15 s of SIGTERM though its client never reads again');
+  await assertNothingLeft(h.watch);
+});
+
 // ---------------------------------------------------------------------------
 // 10. a client that never reads fsguard's stderr
 
