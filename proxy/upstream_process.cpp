@@ -52,9 +52,25 @@ Task<void> UpstreamProcess::stop()
       m_log.info(std::string("the upstream did not exit; sending ")
                  + (signal_number == SIGTERM ? "SIGTERM" : "SIGKILL"));
       signal_upstream_group(m_child, signal_number);
+      m_shutdown_timer.expires_after(k_shutdown_step);
+      co_await m_shutdown_timer.async_wait(k_use);
+      continue;
     }
-    m_shutdown_timer.expires_after(k_shutdown_step);
-    co_await m_shutdown_timer.async_wait(k_use);
+    co_await wait_while_answering(m_shutdown_timer, [this] { return m_status.has_value(); });
+  }
+}
+
+template <typename Done> Task<void> UpstreamProcess::wait_while_answering(Timer& timer, Done done)
+{
+  const auto began = std::chrono::steady_clock::now();
+  for (;;) {
+    const std::uint64_t messages = m_messages;
+    timer.expires_after(k_shutdown_step);
+    co_await timer.async_wait(k_use);
+    if (done() || m_messages == messages
+        || std::chrono::steady_clock::now() - began >= k_shutdown_answering_limit) {
+      co_return;
+    }
   }
 }
 
@@ -119,8 +135,7 @@ Task<void> UpstreamProcess::drain_output()
   if (m_output_ended) {
     co_return;
   }
-  m_output_timer.expires_after(k_shutdown_step);
-  co_await m_output_timer.async_wait(k_use);
+  co_await wait_while_answering(m_output_timer, [this] { return m_output_ended; });
   if (!m_output_ended) {
     m_log.warn("the upstream's stdout stayed open after it exited; stopped reading it");
     boost::system::error_code ignored;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,10 @@ namespace fsguard {
 
 // Grace periods of the shutdown: stdin closed, then SIGTERM, then SIGKILL.
 inline constexpr std::chrono::seconds k_shutdown_step{2};
+// How long the first grace period, and the wait for the upstream's last
+// output, go on at most while the upstream keeps writing messages: it is
+// still answering, as fast as fsguard's client takes the answers.
+inline constexpr std::chrono::seconds k_shutdown_answering_limit{60};
 
 // "status N", or "killed by signal N" for a `status` of 128+N.
 std::string describe_status(int status);
@@ -43,12 +48,18 @@ public:
   std::string gone_message() const;
 
   // The upstream wrote a message (an exit before any is explained as such).
-  void note_answer() { m_answered = true; }
+  void note_answer()
+  {
+    m_answered = true;
+    ++m_messages;
+  }
   // Its stdout has ended.
   void note_output_ended();
 
   // Closes its stdin, then escalates to SIGTERM and SIGKILL on its process
-  // group until it has exited. Does nothing the second time.
+  // group until it has exited; not while it still writes messages (up to
+  // k_shutdown_answering_limit): what holds it up then is a client that
+  // reads slowly. Does nothing the second time.
   Task<void> stop();
   // Copies its stderr to fsguard's stderr as it comes, keeping the tail.
   Task<void> relay_stderr();
@@ -58,10 +69,15 @@ public:
   // left after the grace period.
   Task<void> clear_group();
   // Waits at most the grace period for its stdout to end (a process outside
-  // its group may hold it), then stops reading it.
+  // its group may hold it), then stops reading it; as long as messages
+  // still come, up to k_shutdown_answering_limit.
   Task<void> drain_output();
 
 private:
+  // Waits on `timer` a grace period at a time until one passes without a
+  // message from the upstream, or `done()`, or k_shutdown_answering_limit.
+  template <typename Done> Task<void> wait_while_answering(Timer& timer, Done done);
+
   boost::asio::io_context& m_context;
   Upstream m_child;
   Log& m_log;
@@ -71,6 +87,7 @@ private:
   bool m_stopping = false;
   bool m_answered = false;
   bool m_output_ended = false;
+  std::uint64_t m_messages = 0; // written by the upstream so far
   Timer m_shutdown_timer;
   Timer m_output_timer; // cancelled when its stdout ends
   StderrTail m_stderr_tail;

@@ -1051,6 +1051,40 @@ test('9c. the same client gets SIGTERM sent to fsguard instead of ending its inp
   await assertNothingLeft(h.watch);
 });
 
+test('9d. a client that reads slowly and ends its input while answers are still coming gets every '
+  + 'answer: the server is not stopped while it still answers', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'old\n', 'b.txt': 'z'.repeat(100_000) + '\n' });
+  const h = guard(t, realServer(ws.dir));
+  await h.initialize(1);
+  h.send(readCall(2, ws.file('a.txt')));
+  await h.response(2);
+  // Reads a chunk or two every 100 ms: the answers (about 8 MB) take
+  // seconds to reach it, far longer than one grace period of the shutdown.
+  h.child.stdout.pause();
+  const slowly = setInterval(() => {
+    h.child.stdout.resume();
+    setImmediate(() => h.child.stdout.pause());
+  }, 100);
+  t.after(() => clearInterval(slowly));
+  const reads = Array.from({ length: 40 }, (_, index) => 10 + index);
+  for (const id of reads) h.send(readCall(id, ws.file('b.txt')));
+  h.send(writeCall(50, ws.file('a.txt'), 'new\n'));
+  h.endInput();
+  let exit = null;
+  for (let waited = 0; !exit && waited < 90; ++waited) exit = await h.waitExit(1000); // no 90 s timer left behind
+  clearInterval(slowly);
+  h.child.stdout.resume();
+  assert.ok(exit, 'fsguard exits once every answer is through');
+  const answered = (id) => h.messages.find((m) => m && m.id === id);
+  const missing = [...reads, 50].filter((id) => !answered(id) || !('result' in answered(id)));
+  assert.deepEqual(missing, [], `every call answered by the server; errors: ${JSON.stringify(
+    missing.map((id) => answered(id)?.error?.message ?? 'none')).slice(0, 600)}`);
+  assert.equal(answered(50).result.isError, undefined, 'the write succeeded');
+  assert.equal(fs.readFileSync(ws.file('a.txt'), 'utf8'), 'new\n');
+  assert.equal(exit.code, 0, `fsguard exits 0; stderr: ${h.stderrText().slice(-800)}`);
+  await assertNothingLeft(h.watch);
+});
+
 // ---------------------------------------------------------------------------
 // 10. a client that never reads fsguard's stderr
 
