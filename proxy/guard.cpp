@@ -1540,6 +1540,7 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
   mark_busy(call, -1);
   const bool relay = record_answer(call, line, skimmed, out, now);
   drop_unused_checks();
+  m_ledger.recycle(std::move(closed));
   release_held(out, now);
   return relay;
 }

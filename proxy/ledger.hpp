@@ -70,6 +70,16 @@ public:
   // Removes and returns the request that `answering`'s answer `key` answers.
   Closed close(Peer answering, const std::string& key);
 
+  // Takes back `closed`, a request close() took out and its taker is done
+  // with, to hold the next request opened (its call is freed now).
+  void recycle(Closed closed)
+  {
+    if (!closed.empty()) {
+      closed.mapped().call.reset();
+      m_spare = std::move(closed);
+    }
+  }
+
   // Removes the request that `answering`'s answer `key` answers when what
   // fsguard expects of that answer is `expect`; true if it did (one lookup,
   // where find() and close() take two).
@@ -121,8 +131,8 @@ private:
   std::unordered_map<std::string, PendingRequest> m_toward_client;   // the upstream's
   std::deque<std::string> m_cancelled;                                // oldest first
   // The node of the last request close_if() closed (one fsguard only
-  // relays: no call, no content), kept to hold the next request opened:
-  // a relayed call allocates no node.
+  // relays) or recycle() took back, its call freed, kept to hold the next
+  // request opened: a call allocates no node.
   Closed m_spare;
   bool m_initialize_seen = false;
 };

@@ -65,4 +65,26 @@ TEST_SUITE("ledger")
     CHECK_FALSE(ledger.close_if(Peer::upstream, "7", Expectation::relay));
     CHECK(ledger.find(Peer::upstream, "7") != nullptr);
   }
+
+  TEST_CASE("a request opened in the node of a recycled guarded call holds no call of its own")
+  {
+    Ledger ledger;
+    PendingRequest guarded = relayed(1, "tools/call");
+    guarded.expect = Expectation::guarded_call;
+    guarded.call.emplace();
+    guarded.call->files.emplace_back("/ws/a.txt");
+    REQUIRE(ledger.open("1", std::move(guarded)) != nullptr);
+    auto closed = ledger.close(Peer::upstream, "1");
+    REQUIRE_FALSE(closed.empty());
+    CHECK(closed.mapped().call.has_value());
+    ledger.recycle(std::move(closed));
+    ledger.recycle(ledger.close(Peer::upstream, "1")); // nothing pending: nothing taken
+
+    PendingRequest* next = ledger.open("2", relayed(2, "tools/call"));
+    REQUIRE(next != nullptr);
+    CHECK(next->expect == Expectation::relay);
+    CHECK_FALSE(next->call.has_value());
+    CHECK(ledger.find(Peer::upstream, "1") == nullptr);
+    CHECK(ledger.close_if(Peer::upstream, "2", Expectation::relay));
+  }
 }
