@@ -303,6 +303,42 @@ TEST_SUITE("verify upstream")
     CHECK(s.vetoed(2) == "not_read");
   }
 
+  // KNOWN BUG, not fixed yet (may_fail): found by fuzz_ledger. fsguard
+  // sends its first whole read and the head together and takes the first
+  // read as "before the part", but the server serves requests concurrently:
+  // that read may find the file after a change the head never showed. If
+  // the after-read finds the same text and it still holds the part, the
+  // changed file is recorded as partly seen, and an edit of content the
+  // agent never saw goes ahead (a later edit, or one after a move, too).
+  // Refusing parts answered before the first read is sound but useless:
+  // the real server answers a head before a whole read nearly always
+  // (integration.verify_upstream then fails). The fix to make: hold the
+  // partial read until fsguard's first whole read is answered, then send it.
+  TEST_CASE("a partial read answered before fsguard's first whole read licenses nothing: that read may have come after the part"
+            * doctest::may_fail())
+  {
+    RemoteSession s;
+    s.files["/ws/a.txt"] = "l1\nl2\n";
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}, {"head", 1}});
+    REQUIRE(s.went_upstream(1));
+    REQUIRE(s.out.to_upstream.size() == 2);
+    const auto first_read = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    REQUIRE(first_read.get<std::string>().starts_with("fsguard/verify/"));
+    CHECK(s.answer_text(1, "l1")); // the part, cut from "l1\nl2\n"
+    const Outbox after_read = s.out;
+    s.files["/ws/a.txt"] = "l1\nchanged by a formatter\n";
+    // Both whole reads find the new text, which holds the part.
+    CHECK_FALSE(s.answer_text(first_read, s.files["/ws/a.txt"]));
+    s.out = after_read;
+    s.serve_own_reads();
+    s.call(2, "edit_file",
+           {{"path", "/ws/a.txt"}, {"edits", {{{"oldText", "l1"}, {"newText", "L1"}}}}});
+    s.serve_own_reads();
+    CHECK_FALSE(s.went_upstream(2));
+    CHECK(s.vetoed(2) == "not_read");
+    CHECK(s.client_text(2).find("read_text_file") != std::string::npos); // how to fix it
+  }
+
   TEST_CASE("an edit's result is known from its diff, so a second edit needs no new read")
   {
     RemoteSession s;
