@@ -570,7 +570,14 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
 std::vector<std::size_t> Guard::verified_files(const CallInFlight& call) const
 {
   std::vector<std::size_t> verified;
-  if (!m_view || !changes_files(call.what.role)) {
+  // A partial read goes upstream only once fsguard's whole read of its
+  // file is answered: the server serves requests concurrently, so a read
+  // sent with it could find the file after the part (see PartialCheck).
+  const bool partial_read = call.what.role == ToolRole::read
+                            && call.what.extent == ReadExtent::partial
+                            && call.what.view == ReadView::utf8_text
+                            && call.what.whole_if_status.empty() && verify_tool(tools());
+  if (!m_view || (!changes_files(call.what.role) && !partial_read)) {
     return verified;
   }
   for (std::size_t index = 0; index < call.files.size(); ++index) {
@@ -631,7 +638,7 @@ void Guard::on_verify_answer(const std::string& key, const UpstreamRead& read, O
     const std::uint64_t number = found.mapped();
     const auto check = m_partial_checks.find(number);
     if (check != m_partial_checks.end()) {
-      (key == check->second.before_key ? check->second.before : check->second.after) = read;
+      check->second.after = read;
       finish_partial_check(number, out);
       release_held(out, now);
     }
@@ -680,8 +687,7 @@ void Guard::drop_partial_check(std::uint64_t number)
     mark_file_busy(check->second.file, -1);
     --m_partial_holds;
   }
-  m_partial_reads.erase(check->second.before_key); // late answers are ignored
-  m_partial_reads.erase(check->second.after_key);
+  m_partial_reads.erase(check->second.after_key); // a late answer is ignored
   m_partial_checks.erase(check);
 }
 
@@ -889,19 +895,20 @@ void Guard::start(std::string line, CallInFlight&& call, const std::string& key,
       call.read_starts.push_back(file ? m_tracker.begin_read(*file) : ReadStart{});
     }
     if (m_view && call.what.extent == ReadExtent::partial && verify_tool(tools())) {
-      // Read each file whole just before the partial read goes upstream.
+      // Each file's whole text, which fsguard read through the upstream
+      // before this read goes there (awaits_upstream held it until then).
       call.partial_checks.assign(call.files.size(), 0);
       for (std::size_t index = 0; index < call.files.size(); ++index) {
-        if (!call.files[index] || !call.what.paths[index].raw) {
-          continue;
+        const UpstreamRead* before = call.files[index] ? m_view->known(*call.files[index]) : nullptr;
+        if (before == nullptr || !call.what.paths[index].raw) {
+          continue; // nothing read before it: the part licenses nothing
         }
         const std::uint64_t number = ++m_next_partial_check;
         PartialCheck check;
         check.file = *call.files[index];
         check.raw = *call.what.paths[index].raw;
-        check.before_key = ask_upstream(check.raw, out);
+        check.before = *before;
         check.asked = now;
-        m_partial_reads[check.before_key] = number;
         m_partial_checks.emplace(number, std::move(check));
         call.partial_checks[index] = number;
       }

@@ -283,14 +283,15 @@ private:
     std::uint64_t sent_at = 0;
   };
   // A partial read through the upstream (verify: upstream): fsguard reads
-  // its file whole just before the read goes upstream and again once it is
-  // answered. The part counts only if both found the same content and the
-  // part is in it (the file held still around the read, as a stat shows
-  // with verify: local); the record is then that content, partly seen.
+  // its file whole before the read goes upstream (the read waits for that
+  // answer: the server serves requests concurrently, so a read sent with
+  // the part could find the file after it) and again once it is answered.
+  // The part counts only if both found the same content and the part is in
+  // it (the file held still around the read, as a stat shows with verify:
+  // local); the record is then that content, partly seen.
   struct PartialCheck {
     std::string file;
     std::string raw; // the path as the client spelled it
-    std::string before_key;
     std::string after_key;
     std::optional<UpstreamRead> before;
     std::optional<UpstreamRead> after;
@@ -345,10 +346,12 @@ private:
                     PendingRequest& entry, Outbox& out, Clock::time_point now);
   bool awaits_directories(const CallInFlight& call) const;
   // verify: upstream: the files whose content a change by `call` is
-  // decided on (a move's destination; a write's or an edit's file).
+  // decided on (a move's destination; a write's or an edit's file), or
+  // that a partial read `call` is cut from.
   std::vector<std::size_t> verified_files(const CallInFlight& call) const;
   // verify: upstream: asks the upstream for the files `call`'s change is
-  // decided on, unless their text is at hand. True while it must wait.
+  // decided on (or its partial read is cut from), unless their text is at
+  // hand. True while it must wait.
   bool awaits_upstream(const CallInFlight& call, Outbox& out, Clock::time_point now);
   // Sends fsguard's own read of `raw` (the server's spelling of `file`),
   // returning its id key.

@@ -67,6 +67,8 @@ public:
   std::optional<std::string> answered(const std::string& key, UpstreamRead read);
   // Whether the upstream's answer for `file` is at hand.
   bool knows(const std::string& file) const { return m_known.contains(file); }
+  // The upstream's answer for `path` at hand; null if none.
+  const UpstreamRead* known(const std::string& path) const;
   // Drops what the upstream said of `file`: it holds only for the decision
   // it was asked for.
   void forget(const std::string& file) { m_known.erase(file); }
@@ -99,7 +101,6 @@ private:
     std::string key;
     Clock::time_point at{};
   };
-  const UpstreamRead* known(const std::string& path) const;
   // The failure of `path` when nothing (or a failure) is known of it.
   DiskError unknown(const std::string& path) const;
 
