@@ -1689,33 +1689,30 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     }
     if (m_view) {
       record_upstream_change(call, file, expected, expected_text, extent, known_since);
-    } else if (!call.carried) {
+    }
+    AnsweredChange change{.file = std::move(file),
+                          .tool = call.what.tool,
+                          .sent_at = call.sent_at,
+                          .expected = expected,
+                          .expected_text = std::move(expected_text),
+                          .extent = extent,
+                          .written = std::move(call.written)};
+    if (!m_view && !call.carried) {
       // Recorded once the answer has gone on (settle_reads()): the agent
       // does not wait while fsguard reads and hashes the file.
-      m_answered_changes.push_back(AnsweredChange{.file = std::move(file),
-                                                  .tool = call.what.tool,
-                                                  .sent_at = call.sent_at,
-                                                  .expected = expected,
-                                                  .expected_text = std::move(expected_text),
-                                                  .extent = extent,
-                                                  .written = std::move(call.written)});
+      m_answered_changes.push_back(std::move(change));
       break;
-    } else {
-      m_tracker.finish_write(file, expected, extent, known_since);
+    }
+    if (!m_view) {
+      m_tracker.finish_write(change.file, expected, extent, known_since);
     }
     if (known_since == k_not_yet) {
-      if (const SeenRecord* record = m_tracker.find(file); record != nullptr) {
-        remember_shown(ShownKnowledge{file, now, std::nullopt, record->hash, k_not_yet,
+      if (const SeenRecord* record = m_tracker.find(change.file); record != nullptr) {
+        remember_shown(ShownKnowledge{change.file, now, std::nullopt, record->hash, k_not_yet,
                                       call.carried->seen});
       }
     }
-    after_change_recorded(AnsweredChange{.file = std::move(file),
-                                         .tool = call.what.tool,
-                                         .sent_at = call.sent_at,
-                                         .expected = expected,
-                                         .expected_text = std::move(expected_text),
-                                         .extent = extent,
-                                         .written = std::move(call.written)});
+    after_change_recorded(std::move(change));
     break;
   }
   case ToolRole::move:

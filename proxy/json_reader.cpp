@@ -452,20 +452,29 @@ private:
 
 } // namespace
 
+namespace {
+
+// Forgets the content a read found (`content_hash`, and `content_text` if
+// given): before a read, and after one that failed.
+void forget_content(std::optional<ContentHash>& content_hash,
+                    std::optional<std::string>* content_text)
+{
+  content_hash.reset();
+  if (content_text != nullptr) {
+    content_text->reset();
+  }
+}
+
+} // namespace
+
 bool read_json_fast(std::string_view text, nlohmann::json& tree,
                     std::optional<ContentHash>& content_hash,
                     std::optional<std::string>* content_text)
 {
   Reader reader(text, content_hash, content_text);
-  content_hash.reset();
-  if (content_text != nullptr) {
-    content_text->reset();
-  }
+  forget_content(content_hash, content_text);
   if (!reader.read_document(tree)) {
-    content_hash.reset();
-    if (content_text != nullptr) {
-      content_text->reset();
-    }
+    forget_content(content_hash, content_text);
     return false;
   }
   return true;
@@ -476,16 +485,10 @@ const char* read_arguments_fast(std::string_view text, nlohmann::json& tree,
                                 std::optional<std::string>* content_text)
 {
   Reader reader(text, content_hash, content_text);
-  content_hash.reset();
-  if (content_text != nullptr) {
-    content_text->reset();
-  }
+  forget_content(content_hash, content_text);
   const char* const end = reader.read_arguments(tree);
   if (end == nullptr) {
-    content_hash.reset();
-    if (content_text != nullptr) {
-      content_text->reset();
-    }
+    forget_content(content_hash, content_text);
   }
   return end;
 }
