@@ -392,6 +392,9 @@ Task<void> handle_signals(Session& session, asio::signal_set& signals)
   session.client_done = true;
   boost::system::error_code ignored;
   session.client_in.cancel(ignored);
+  // A stop() already under way (the client's EOF) may be waiting for the
+  // upstream to finish answering: a signal cuts that wait short.
+  session.upstream.hurry();
   co_await session.upstream.stop();
 }
 

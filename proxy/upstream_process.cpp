@@ -67,7 +67,7 @@ template <typename Done> Task<void> UpstreamProcess::wait_while_answering(Timer&
     const std::uint64_t messages = m_messages;
     timer.expires_after(k_shutdown_step);
     co_await timer.async_wait(k_use);
-    if (done() || m_messages == messages
+    if (done() || m_messages == messages || m_hurried
         || std::chrono::steady_clock::now() - began >= k_shutdown_answering_limit) {
       co_return;
     }

@@ -61,6 +61,9 @@ public:
   // k_shutdown_answering_limit): what holds it up then is a client that
   // reads slowly. Does nothing the second time.
   Task<void> stop();
+  // fsguard was told to stop (a signal): stop() and drain_output() no
+  // longer wait beyond the grace period in progress for messages to end.
+  void hurry() { m_hurried = true; }
   // Copies its stderr to fsguard's stderr as it comes, keeping the tail.
   Task<void> relay_stderr();
   // Waits for it to exit, records its status and explains an unexpected exit.
@@ -75,7 +78,8 @@ public:
 
 private:
   // Waits on `timer` a grace period at a time until one passes without a
-  // message from the upstream, or `done()`, or k_shutdown_answering_limit.
+  // message from the upstream, or `done()`, or k_shutdown_answering_limit,
+  // or hurry().
   template <typename Done> Task<void> wait_while_answering(Timer& timer, Done done);
 
   boost::asio::io_context& m_context;
@@ -87,6 +91,7 @@ private:
   bool m_stopping = false;
   bool m_answered = false;
   bool m_output_ended = false;
+  bool m_hurried = false; // hurry()
   std::uint64_t m_messages = 0; // written by the upstream so far
   Timer m_shutdown_timer;
   Timer m_output_timer; // cancelled when its stdout ends

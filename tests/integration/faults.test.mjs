@@ -1085,6 +1085,20 @@ test('9d. a client that reads slowly and ends its input while answers are still 
   await assertNothingLeft(h.watch);
 });
 
+test('9e. SIGTERM to fsguard while, after its client\'s EOF, the server keeps writing: fsguard '
+  + 'stops waiting for the server to finish answering and exits', async (t) => {
+  const h = guard(t, stubborn('--chatty-after-eof'));
+  await h.initialize(1);
+  h.endInput();
+  await sleep(3000); // fsguard waits while the server still writes (up to 60 s)
+  const signalled = Date.now();
+  h.child.kill('SIGTERM');
+  const exit = await h.waitExit(15_000);
+  assert.ok(exit, 'fsguard exits within 15 s of SIGTERM (it waited on for the 60 s before)');
+  t.diagnostic(`exited ${Date.now() - signalled} ms after SIGTERM`);
+  await assertNothingLeft(h.watch);
+});
+
 // ---------------------------------------------------------------------------
 // 10. a client that never reads fsguard's stderr
 

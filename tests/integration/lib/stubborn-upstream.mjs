@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A badly behaved MCP upstream for shutdown tests (faults.test.mjs):
 //   node stubborn-upstream.mjs [--exit-on-eof] [--grandchild-holds-stdout]
-//                              [--deaf-after-initialize]
+//                              [--deaf-after-initialize] [--chatty-after-eof]
 //
 // - ignores SIGTERM, SIGINT and SIGHUP;
 // - by default ignores the end of its stdin and keeps running;
@@ -16,6 +16,8 @@
 // With --exit-on-eof it exits 0 when its stdin ends, leaving the grandchildren.
 // With --deaf-after-initialize it stops reading its stdin once it has
 // answered initialize, so a large message sent to it stays stuck in the pipe.
+// With --chatty-after-eof it writes a log notification every 200 ms once its
+// stdin has ended, forever.
 
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
@@ -23,6 +25,7 @@ import readline from 'node:readline';
 const exitOnEof = process.argv.includes('--exit-on-eof');
 const holdStdout = process.argv.includes('--grandchild-holds-stdout');
 const deafAfterInitialize = process.argv.includes('--deaf-after-initialize');
+const chattyAfterEof = process.argv.includes('--chatty-after-eof');
 
 for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => {});
 
@@ -60,4 +63,9 @@ rl.on('line', (line) => {
 rl.on('close', () => {
   process.stderr.write('stubborn-upstream: stdin ended\n');
   if (exitOnEof) process.exit(0);
+  if (chattyAfterEof) {
+    setInterval(() => process.stdout.write(JSON.stringify({
+      jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'still here' },
+    }) + '\n'), 200);
+  }
 });
