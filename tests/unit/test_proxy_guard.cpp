@@ -1318,7 +1318,7 @@ TEST_SUITE("guard: stale changes")
 
   TEST_CASE("the full path alone relays a plain call of a tool fsguard does not guard")
   {
-    // What relay_plain_call takes first, on_client_request takes the same
+    // What take_plain_call takes first, on_client_request takes the same
     // way when it comes to it (a line the relay parsed anyway).
     Session s;
     const std::string line =
