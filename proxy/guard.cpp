@@ -1697,9 +1697,12 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
                           .expected_text = std::move(expected_text),
                           .extent = extent,
                           .written = std::move(call.written)};
-    if (!m_view && !call.carried) {
+    if (!m_view && !call.carried && change.expected) {
       // Recorded once the answer has gone on (settle_reads()): the agent
-      // does not wait while fsguard reads and hashes the file.
+      // does not wait while fsguard reads and hashes the file. Only a
+      // change whose result fsguard knows: another writer landing while
+      // the answer goes to a slow client is then still told from the
+      // agent (Tracker::finish_write); without it, the record is taken now.
       m_answered_changes.push_back(std::move(change));
       break;
     }

@@ -320,6 +320,33 @@ TEST_SUITE("guard")
     CHECK(record->hash == s.disk.hash_of("two\n"));
   }
 
+  TEST_CASE("an edit whose result fsguard cannot check is recorded before its answer goes on")
+  {
+    // No diff in the answer, no hash to hold the agent to: a writer landing
+    // while the answer went to a slow client would have been taken for the
+    // agent's edit had the record waited for the answer.
+    GuardSettings settings;
+    settings.tools = server_filesystem_tools();
+    (*settings.tools)["edit_file"].result_is_diff = false;
+    Session s(settings);
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "edit_file",
+           {{"path", "/ws/a.txt"}, {"edits", {{{"oldText", "one"}, {"newText", "two"}}}}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    s.disk.write("/ws/a.txt", "two\n");
+    const std::string line = nlohmann::json{{"jsonrpc", "2.0"}, {"id", 2},
+                                            {"result", {{"content", {{{"type", "text"},
+                                                                      {"text", "Edited"}}}}}}}
+                               .dump();
+    s.out = Outbox{};
+    CHECK(s.guard.on_upstream_response("2", line, skim_message(line), s.out, s.now));
+    s.disk.write("/ws/a.txt", "two\nand another writer's line\n");
+    s.guard.settle_reads();
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
+    CHECK(s.forwarded_ids().empty()); // the other writer's line was never seen
+  }
+
   TEST_CASE("a change sent before the last write's record is taken is decided on that record")
   {
     // The client may send its next call while fsguard still writes the
