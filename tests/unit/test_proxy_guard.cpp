@@ -150,6 +150,19 @@ struct Session {
     return relayed;
   }
 
+  // The upstream answers `id` with `text` as answer_text() does, but the
+  // guard is not yet told the answer has gone on (no settle_reads()).
+  bool answer_text_unsettled(const nlohmann::json& id, const std::string& text)
+  {
+    out = Outbox{};
+    const std::string line =
+      nlohmann::json{{"jsonrpc", "2.0"},
+                     {"id", id},
+                     {"result", {{"content", {{{"type", "text"}, {"text", text}}}}}}}
+        .dump();
+    return guard.on_upstream_response(id_key(id), line, skim_message(line), out, now);
+  }
+
   bool answer_text(const nlohmann::json& id, const std::string& text)
   {
     return answer(id, {{"content", {{{"type", "text"}, {"text", text}}}}});
@@ -306,12 +319,7 @@ TEST_SUITE("guard")
     s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
     s.disk.write("/ws/a.txt", "two\n");
     const int before = s.disk.hash_calls;
-    const std::string line = nlohmann::json{{"jsonrpc", "2.0"}, {"id", 2},
-                                            {"result", {{"content", {{{"type", "text"},
-                                                                      {"text", "Wrote"}}}}}}}
-                               .dump();
-    s.out = Outbox{};
-    CHECK(s.guard.on_upstream_response("2", line, skim_message(line), s.out, s.now));
+    CHECK(s.answer_text_unsettled(2, "Wrote"));
     CHECK(s.disk.hash_calls == before); // the agent does not wait for the fingerprint
     s.guard.settle_reads();
     CHECK(s.disk.hash_calls > before);
@@ -335,12 +343,7 @@ TEST_SUITE("guard")
            {{"path", "/ws/a.txt"}, {"edits", {{{"oldText", "one"}, {"newText", "two"}}}}});
     REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
     s.disk.write("/ws/a.txt", "two\n");
-    const std::string line = nlohmann::json{{"jsonrpc", "2.0"}, {"id", 2},
-                                            {"result", {{"content", {{{"type", "text"},
-                                                                      {"text", "Edited"}}}}}}}
-                               .dump();
-    s.out = Outbox{};
-    CHECK(s.guard.on_upstream_response("2", line, skim_message(line), s.out, s.now));
+    CHECK(s.answer_text_unsettled(2, "Edited"));
     s.disk.write("/ws/a.txt", "two\nand another writer's line\n");
     s.guard.settle_reads();
     s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
@@ -356,12 +359,7 @@ TEST_SUITE("guard")
     s.read(1, "/ws/a.txt");
     s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
     s.disk.write("/ws/a.txt", "two\n");
-    const std::string line = nlohmann::json{{"jsonrpc", "2.0"}, {"id", 2},
-                                            {"result", {{"content", {{{"type", "text"},
-                                                                      {"text", "Wrote"}}}}}}}
-                               .dump();
-    s.out = Outbox{};
-    CHECK(s.guard.on_upstream_response("2", line, skim_message(line), s.out, s.now));
+    CHECK(s.answer_text_unsettled(2, "Wrote"));
     s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
   }
