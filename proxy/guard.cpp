@@ -174,7 +174,8 @@ void Guard::set_settings(GuardSettings settings)
 void Guard::settle_reads()
 {
   for (auto& change : m_answered_changes) {
-    m_tracker.finish_write(change.file, change.expected, change.extent, change.sent_at);
+    m_tracker.finish_write(change.file, change.expected, change.extent, change.sent_at,
+                           change.expected_bytes());
     after_change_recorded(std::move(change));
   }
   m_answered_changes.clear();
@@ -1707,7 +1708,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       break;
     }
     if (!m_view) {
-      m_tracker.finish_write(change.file, expected, extent, known_since);
+      m_tracker.finish_write(change.file, expected, extent, known_since, change.expected_bytes());
     }
     if (known_since == k_not_yet) {
       if (const SeenRecord* record = m_tracker.find(change.file); record != nullptr) {

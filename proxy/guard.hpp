@@ -274,6 +274,18 @@ private:
     std::optional<std::string> expected_text; // with the hash `expected`, when known
     ReadExtent extent = ReadExtent::partial;  // what the agent knows of the result
     std::optional<WrittenContent> written;    // a write's content, to keep
+
+    // The bytes whose hash is `expected`, when at hand.
+    std::optional<std::string_view> expected_bytes() const
+    {
+      if (expected_text) {
+        return *expected_text;
+      }
+      if (written && !written->raw && written->hash == expected) {
+        return written->bytes;
+      }
+      return std::nullopt;
+    }
   };
   // A write of the agent's through fsguard that left a known content.
   struct OwnWrite {

@@ -430,13 +430,23 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
 
 void Tracker::finish_write(const std::string& path,
                            const std::optional<ContentHash>& expected, ReadExtent extent,
-                           std::uint64_t sent_at)
+                           std::uint64_t sent_at,
+                           std::optional<std::string_view> expected_bytes)
 {
   ++m_generation;
-  auto after = m_disk.fingerprint(path);
-  if (!after || !after->stat.is_regular()) {
-    m_records.erase(path);
-    return;
+  // Taken from the bytes written where the stat could not vouch for them
+  // anyway; else read back and hashed.
+  std::optional<Fingerprint> after =
+    expected && expected_bytes ? expected_fingerprint(path, *expected, *expected_bytes)
+                               : std::nullopt;
+  const bool read_back = !after;
+  if (read_back) {
+    auto fingerprint = m_disk.fingerprint(path);
+    if (!fingerprint || !fingerprint->stat.is_regular()) {
+      m_records.erase(path);
+      return;
+    }
+    after = *fingerprint;
   }
   std::string reason;
   if (const auto previous = m_records.find(path);
@@ -447,13 +457,27 @@ void Tracker::finish_write(const std::string& path,
   record.partial_reason = std::move(reason);
   record.known_since = sent_at;
   record.whole_since = extent == ReadExtent::whole ? sent_at : k_never;
-  if (expected && *expected != after->hash) {
-    // Someone else wrote too. Hold the agent to what it wrote, and never let
-    // the stat fast path vouch for this record.
+  if (expected && (*expected != after->hash || !read_back)) {
+    // Someone else wrote too, or may have (a stat not checked against the
+    // content vouches for nothing). Hold the agent to what it wrote, and
+    // never let the stat fast path vouch for this record.
     record.hash = *expected;
     record.trusted_stat.reset();
   }
   m_records[path] = record;
+}
+
+std::optional<Fingerprint> Tracker::expected_fingerprint(const std::string& path,
+                                                         const ContentHash& expected,
+                                                         std::string_view expected_bytes)
+{
+  const std::int64_t now = m_disk.now_ns();
+  const auto stat = m_disk.stat(path);
+  if (!stat || !stat->is_regular() || stat->size > m_disk.max_hash_bytes()
+      || !racy(Fingerprint{*stat, {}, now})) {
+    return std::nullopt; // gone or odd (the fingerprint says so), or a stat that can vouch
+  }
+  return Fingerprint{*stat, expected, now, content_traits(expected_bytes)};
 }
 
 void Tracker::record_shown(const std::string& path, const Fingerprint& fingerprint,

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -179,9 +180,15 @@ public:
   // `extent` is what the agent knows of the result: whole after write_file,
   // after an edit no more than the read that licensed it.
   // `sent_at` is the moment the agent sent the write: it knows its content
-  // from then on.
+  // from then on. `expected_bytes`, when at hand, are the bytes whose hash
+  // is `expected`: while the file's stat is racy (as it is just after a
+  // write) no stat could vouch for it anyway, so the record is taken from
+  // them and the stat without reading the file back; the next check
+  // compares the file's content with `expected`, and finds any other
+  // writer there.
   void finish_write(const std::string& path, const std::optional<ContentHash>& expected,
-                    ReadExtent extent = ReadExtent::whole, std::uint64_t sent_at = 0);
+                    ReadExtent extent = ReadExtent::whole, std::uint64_t sent_at = 0,
+                    std::optional<std::string_view> expected_bytes = std::nullopt);
 
   // Records that fsguard itself showed the agent the whole content of `path`
   // as `fingerprint` holds it, as text, at moment `shown_at`: a veto whose
@@ -238,6 +245,13 @@ public:
 private:
   using Records = std::unordered_map<std::string, SeenRecord>;
 
+  // The fingerprint of `path` just after a write that should have left
+  // `expected_bytes` (hashing to `expected`), from its stat and those bytes,
+  // when the stat is racy (it could not vouch for any content); nothing
+  // when it could, or the file is gone or odd: then read it back.
+  std::optional<Fingerprint> expected_fingerprint(const std::string& path,
+                                                  const ContentHash& expected,
+                                                  std::string_view expected_bytes);
   // Adds `path` to the paths whose records may owe a hash.
   void owe_hash(const std::string& path);
   // Takes `path` (once) off the paths whose records may owe a hash.

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "fake_disk.hpp"
+#include "tracker/content_traits.hpp"
 #include "tracker/tracker.hpp"
 
 using namespace fsguard;
@@ -223,6 +224,58 @@ TEST_SUITE("tracker")
     f.disk.write(k_file, "someone else\n");
     f.tracker.finish_write(k_file, fsguard::testing::fake_hash("agent wrote this\n"));
     CHECK(code_of(f.overwrite()) == VetoCode::changed);
+  }
+
+  TEST_CASE("a write's bytes at hand spare reading the file back while its stat is racy")
+  {
+    Fixture f;
+    f.read();
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "agent wrote this\n");
+    const int before = f.disk.hash_calls;
+    f.tracker.finish_write(k_file, fsguard::testing::fake_hash("agent wrote this\n"),
+                           ReadExtent::whole, 0, "agent wrote this\n");
+    CHECK(f.disk.hash_calls == before);
+    const SeenRecord* record = f.tracker.find(k_file);
+    REQUIRE(record != nullptr);
+    CHECK(record->hash == fsguard::testing::fake_hash("agent wrote this\n"));
+    CHECK_FALSE(record->trusted_stat); // a stat never checked against the content
+    CHECK(record->traits == content_traits("agent wrote this\n"));
+    CHECK_FALSE(f.overwrite()); // compared by content, and found as written
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "then a formatter\n");
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+  }
+
+  TEST_CASE("a write's bytes at hand do not hide another writer that landed before the record")
+  {
+    Fixture f;
+    f.read();
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "someone else\n"); // after the agent's write, before its record
+    f.tracker.finish_write(k_file, fsguard::testing::fake_hash("agent wrote this\n"),
+                           ReadExtent::whole, 0, "agent wrote this\n");
+    CHECK(code_of(f.overwrite()) == VetoCode::changed);
+    CHECK(code_of(f.edit()) == VetoCode::changed);
+  }
+
+  TEST_CASE("a write's bytes at hand: a stat that could vouch is checked against the file")
+  {
+    Fixture f;
+    f.read();
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "agent wrote this\n");
+    f.disk.advance(k_later); // recorded long after the write (a slow client)
+    const int before = f.disk.hash_calls;
+    f.tracker.finish_write(k_file, fsguard::testing::fake_hash("agent wrote this\n"),
+                           ReadExtent::whole, 0, "agent wrote this\n");
+    CHECK(f.disk.hash_calls > before); // read back: its stat vouches from now on
+    const SeenRecord* record = f.tracker.find(k_file);
+    REQUIRE(record != nullptr);
+    CHECK(record->trusted_stat);
+    const int checked = f.disk.hash_calls;
+    CHECK_FALSE(f.overwrite());
+    CHECK(f.disk.hash_calls == checked);
   }
 
   TEST_CASE("a file deleted after the read may be created again, and its record is dropped")
