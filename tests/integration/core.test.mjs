@@ -569,6 +569,15 @@ test("the agent's own writes never look external", async (t) => {
   assertVeto(await call('write_file', { path: a, content: 'v5\n' }), 'changed', 'write_file',
     'external change after an own write');
   assert.equal(readDisk(a), 'external after own write\n');
+
+  // ...of the same size, at once after the write: recorded from the bytes
+  // written (no read-back), the file is compared by content
+  assertAllowed(await call('read_text_file', { path: a }), 'read again');
+  assertAllowed(await call('write_file', { path: a, content: 'v6\n' }), 'write 6');
+  fs.writeFileSync(a, 'XY\n');
+  assertVeto(await call('edit_file', { path: a, edits: [{ oldText: 'XY', newText: 'v7' }] }), 'changed',
+    'edit_file', 'same-size external change right after an own write');
+  assert.equal(readDisk(a), 'XY\n');
 });
 
 // ---------------------------------------------------------------------------
