@@ -156,7 +156,21 @@ public:
     return true;
   }
 
+  // skim_message(): the SDK's answer shape by its fixed bytes, any other
+  // line by the generic walk.
   SkimmedMessage run()
+  {
+    SkimmedMessage skimmed;
+    if (run_sdk_answer(skimmed)) {
+      return skimmed;
+    }
+    m_at = 0;
+    m_strict_literals = false;
+    return run_generic();
+  }
+
+  // skim_message_generic(): the walk over any object, member by member.
+  SkimmedMessage run_generic()
   {
     SkimmedMessage skimmed;
     int ids = 0;
@@ -186,6 +200,68 @@ public:
     }
     skimmed.is_json_object = true;
     return skimmed;
+  }
+
+  // Fills `skimmed` as run_generic() would for a line in the very bytes the
+  // MCP SDK writes a tool's answer in (read_text_file, write_file, ...):
+  //   {"result":{"content":[{"type":"text","text":T}]<,"structuredContent":V>},"jsonrpc":"2.0","id":ID}
+  // The fixed parts are compared as bytes; T, V and ID are skipped by the
+  // walk's own skip_string() and skip_value(), so each ends where the walk
+  // would end it. False on any other byte (whitespace, another member or
+  // order, "isError"): the caller then starts over with the generic walk.
+  bool run_sdk_answer(SkimmedMessage& skimmed)
+  {
+    constexpr std::string_view k_head = R"({"result":{"content":[{"type":"text","text":)";
+    constexpr std::size_t k_result_at = k_head.find(R"({"content")");
+    constexpr std::size_t k_content_at = k_head.find('[');
+    constexpr std::size_t k_type_at = k_head.find(R"("text")");
+    const std::size_t start = m_at;
+    if (!consume_bytes(k_head)) {
+      return false;
+    }
+    const std::size_t text_at = m_at;
+    if (!skip_string()) {
+      return false;
+    }
+    auto& result = skimmed.result;
+    result.raw_text = m_text.substr(text_at, m_at - text_at);
+    if (!consume_bytes("}]")) {
+      return false;
+    }
+    result.raw_content = m_text.substr(start + k_content_at, m_at - start - k_content_at);
+    if (consume_bytes(R"(,"structuredContent":)")) {
+      m_strict_literals = true; // as inside skim_result()
+      const bool skipped = skip_value();
+      m_strict_literals = false;
+      if (!skipped) {
+        return false;
+      }
+    }
+    if (!consume('}')) {
+      return false;
+    }
+    skimmed.raw_result = m_text.substr(start + k_result_at, m_at - start - k_result_at);
+    if (!consume_bytes(R"(,"jsonrpc":"2.0","id":)")) {
+      return false;
+    }
+    const std::size_t id_at = m_at;
+    if (!skip_value()) {
+      return false;
+    }
+    skimmed.raw_id = m_text.substr(id_at, m_at - id_at);
+    if (!consume('}') || !at_end_after_space()) {
+      return false;
+    }
+    skimmed.is_json_object = true;
+    skimmed.has_result_or_error = true;
+    skimmed.results = 1;
+    result.walked = true;
+    result.content_members = 1;
+    result.first_block_walked = true;
+    result.type_members = 1;
+    result.raw_type = m_text.substr(start + k_type_at, std::string_view(R"("text")").size());
+    result.text_members = 1;
+    return true;
   }
 
   // walk(), except that a member whose key `special(key)` picks is handed
@@ -333,6 +409,17 @@ private:
       return true;
     }
     return false;
+  }
+
+  // Moves past `expected` if the text at m_at begins with it.
+  bool consume_bytes(std::string_view expected)
+  {
+    if (m_text.size() - m_at < expected.size()
+        || std::memcmp(m_text.data() + m_at, expected.data(), expected.size()) != 0) {
+      return false;
+    }
+    m_at += expected.size();
+    return true;
   }
 
   void skip_space()
@@ -623,6 +710,11 @@ std::string id_key_of_raw(std::string_view raw_id)
 SkimmedMessage skim_message(std::string_view line)
 {
   return Skimmer(line).run();
+}
+
+SkimmedMessage skim_message_generic(std::string_view line)
+{
+  return Skimmer(line).run_generic();
 }
 
 std::optional<bool> skim_tool_succeeded(const SkimmedMessage& response)

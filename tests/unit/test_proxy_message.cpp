@@ -270,6 +270,108 @@ TEST_SUITE("message")
     CHECK_FALSE(skim_first_text(skim_message(lines[2])));
   }
 
+  // An answer line in the bytes the MCP SDK writes for a tool's result of
+  // one text block, with `raw_text` as T and `raw_id` as the id;
+  // `structured` is the raw structuredContent member, or "" for none.
+  std::string sdk_answer(std::string_view raw_text, std::string_view raw_id, std::string_view structured)
+  {
+    std::string line = R"({"result":{"content":[{"type":"text","text":)";
+    line += raw_text;
+    line += "}]";
+    if (!structured.empty()) {
+      line += R"(,"structuredContent":)";
+      line += structured;
+    }
+    line += R"(},"jsonrpc":"2.0","id":)";
+    line += raw_id;
+    line += "}";
+    return line;
+  }
+
+  TEST_CASE("an answer in the SDK's bytes skims as the walk over any object skims it")
+  {
+    const std::vector<std::string> texts = {
+      R"("line one\nline two\n")", R"("")", R"("a\\")", R"("a\"")", R"("\\\\")",
+      R"("x\\\"y")", R"("Successfully wrote to notes.txt")", R"("\"")", R"("\\\"\\")",
+    };
+    const std::vector<std::string> ids = {
+      "0", "17", "-3", "1.5", "1e3", R"("s-1")", R"("a\"b")", R"("")", R"("\\")", "null", "true",
+      "{}", "[1]", R"({"id":2})", "1x", R"(")", "", "7,", R"(1"2)",
+    };
+    const std::vector<std::string> structured = {
+      "", R"({"content":"x"})", R"({"content":[{"type":"text","text":"x"}]})", "{}", "[]", "1",
+      R"(tru"e)", R"({"content":"a\"}"})", R"({"content":"x")", "",
+    };
+    int answers = 0;
+    for (const auto& text : texts) {
+      for (const auto& id : ids) {
+        for (const auto& member : structured) {
+          const std::string line = sdk_answer(text, id, member);
+          CAPTURE(line);
+          const SkimmedMessage skimmed = skim_message(line);
+          CHECK(skimmed == skim_message_generic(line));
+          if (skimmed.is_json_object) {
+            ++answers;
+            CHECK(skim_first_text(skimmed) == text);
+            CHECK(skimmed.raw_id == id);
+          }
+        }
+      }
+    }
+    CHECK(answers > 0);
+    // The line read_text_file's answer is, as the SDK writes it.
+    const std::string text = R"("# Notes\nfirst line\n\tsecond \"quoted\" line\n")";
+    const std::string line = sdk_answer(text, "42", R"({"content":)" + text + "}");
+    const SkimmedMessage skimmed = skim_message(line);
+    REQUIRE(skimmed.is_json_object);
+    CHECK(skimmed.raw_id == "42");
+    CHECK(*skim_first_text(skimmed) == text);
+    CHECK(*skim_tool_succeeded(skimmed));
+    CHECK(*skim_shows_content(skimmed));
+    CHECK(skimmed.raw_result == line.substr(10, line.find(R"(,"jsonrpc")") - 10));
+  }
+
+  TEST_CASE("a line that differs from the SDK's bytes anywhere skims as the walk over any object skims it")
+  {
+    const std::vector<std::string> lines = {
+      sdk_answer(R"("a\nb\\")", "5", R"({"content":"a\nb\\"})"),
+      sdk_answer(R"("x\"")", R"("s-1")", ""),
+      sdk_answer(R"("")", "-12", "{}"),
+      R"({"result":{"content":[{"type":"text","text":"no"}],"isError":true},"jsonrpc":"2.0","id":3})",
+      R"({"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"content":"x"},"isError":false},"jsonrpc":"2.0","id":4})",
+      R"({"result":{"content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]},"jsonrpc":"2.0","id":5})",
+      R"({"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"content":"x"}},"jsonrpc":"2.0","id":6,"id":7})",
+    };
+    const std::string changes = " \"\\{}[],:x0\n\ttr";
+    int lines_tried = 0;
+    int differing = 0;
+    const auto compare = [&](const std::string& line) {
+      ++lines_tried;
+      if (!(skim_message(line) == skim_message_generic(line))) {
+        ++differing;
+        FAIL_CHECK("skims differ: " << line);
+      }
+    };
+    for (const auto& line : lines) {
+      for (std::size_t at = 0; at <= line.size(); ++at) {
+        compare(line.substr(0, at));
+        for (const char c : changes) {
+          compare(line.substr(0, at) + c + line.substr(at));
+          if (at < line.size()) {
+            std::string changed = line;
+            changed[at] = c;
+            compare(changed);
+          }
+        }
+        if (at < line.size()) {
+          compare(line.substr(0, at) + line.substr(at + 1));
+        }
+      }
+    }
+    CHECK(lines_tried > 10000);
+    CHECK(differing == 0);
+  }
+
   TEST_CASE("error responses are well-formed JSON-RPC lines")
   {
     const std::string line = error_response(nullptr, RpcError::parse_error, "parse error");
