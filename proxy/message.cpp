@@ -474,13 +474,34 @@ private:
       return skip_rest(1);
     }
     const std::size_t start = m_at;
-    // In a strict walk a literal also ends at a quote or a bracket, so the
-    // walk ends where skip_value() over the whole would (or fails).
-    const char* const ends = m_strict_literals ? ",}] \t\r\n\"[{" : ",}] \t\r\n";
-    while (!at_end() && std::strchr(ends, m_text[m_at]) == nullptr) {
+    while (!at_end() && !ends_literal(m_text[m_at])) {
       ++m_at;
     }
     return m_at > start;
+  }
+
+  // Whether `c` ends a literal (a number, true, false, null): a separator,
+  // white space or NUL; in a strict walk also a quote or a bracket, so that
+  // the walk ends where skip_value() over the whole would (or fails).
+  bool ends_literal(char c) const
+  {
+    switch (c) {
+    case ',':
+    case '}':
+    case ']':
+    case ' ':
+    case '\t':
+    case '\r':
+    case '\n':
+    case '\0':
+      return true;
+    case '"':
+    case '[':
+    case '{':
+      return m_strict_literals;
+    default:
+      return false;
+    }
   }
 
   std::string_view m_text;

@@ -216,6 +216,33 @@ TEST_SUITE("message")
     CHECK_FALSE(skim_message(R"({"id":1} trailing)").is_json_object);
     CHECK_FALSE(skim_message(R"({"\u0069d":1,"result":{}})").is_json_object);
     CHECK(skim_message(R"(  {"id" : 1 , "result" : [ ] }  )").is_json_object);
+    // A NUL ends a literal, and is no JSON.
+    CHECK_FALSE(skim_message(std::string("{\"id\":1\0}", 9)).is_json_object);
+    CHECK_FALSE(skim_message(std::string("{\"id\":1,\"result\":{\"isError\":true\0}}", 33)).is_json_object);
+  }
+
+  TEST_CASE("skimming ends a literal at a separator or white space")
+  {
+    for (const std::string space : {" ", "\t", "\r", "\n"}) {
+      CAPTURE(space);
+      const auto skimmed =
+        skim_message(R"({"result":{"isError":true)" + space + R"(},"id":-12.5e3)" + space + "}");
+      CHECK(skimmed.raw_id == "-12.5e3");
+      CHECK(skimmed.result.raw_is_error == "true");
+    }
+    const auto skimmed = skim_message(R"({"result":{"isError":true,"a":null},"id":-12.5e3,"jsonrpc":"2.0"})");
+    CHECK(skimmed.raw_id == "-12.5e3");
+    CHECK(skimmed.result.raw_is_error == "true");
+    CHECK(skim_message(R"({"result":{"isError":false},"id":7})").raw_id == "7");
+    CHECK_FALSE(skim_message(R"({"id":1]})").is_json_object);
+    // In a result, a quote or a bracket ends one too: the walk fails there,
+    // and the result is skipped as a whole, which these end elsewhere.
+    CHECK_FALSE(skim_message(R"({"result":{"isError":tr"ue},"id":1})").is_json_object);
+    CHECK_FALSE(skim_message(R"({"result":{"isError":tr[ue},"id":1})").is_json_object);
+    CHECK_FALSE(skim_message(R"({"result":{"isError":tr{ue},"id":1})").is_json_object);
+    const auto balanced = skim_message(R"({"result":{"isError":tr"ue"},"id":1})");
+    CHECK_FALSE(balanced.result.walked);
+    CHECK(balanced.raw_id == "1");
   }
 
   TEST_CASE("a skim tells a tool call's success without parsing the content")
@@ -342,7 +369,7 @@ TEST_SUITE("message")
       R"({"result":{"content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]},"jsonrpc":"2.0","id":5})",
       R"({"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"content":"x"}},"jsonrpc":"2.0","id":6,"id":7})",
     };
-    const std::string changes = " \"\\{}[],:x0\n\ttr";
+    const std::string changes = std::string(" \"\\{}[],:x0\n\ttr") + '\0';
     int lines_tried = 0;
     int differing = 0;
     const auto compare = [&](const std::string& line) {
