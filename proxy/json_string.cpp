@@ -224,6 +224,21 @@ std::size_t valid_utf8_length(const Byte* at, const Byte* end)
   return static_cast<std::size_t>(lead.continuation_bytes) + 1;
 }
 
+// Copies the UTF-8 sequence at `at` (its lead byte, from 0x80 up) to `out`
+// if it is whole and valid before `end`; returns its length, or 0 (nothing
+// copied). Where 4 bytes are there to read, copied as 4 (one move): `out`
+// must hold 4.
+std::size_t copy_utf8_sequence(const Byte* at, const Byte* end, Byte* out)
+{
+  const std::size_t length = valid_utf8_length(at, end);
+  if (length != 0 && end - at >= 4) {
+    std::memcpy(out, at, 4); // a constant size: a move, not a call
+  } else if (length != 0) {
+    std::memcpy(out, at, length);
+  }
+  return length;
+}
+
 #if defined(__SSE2__)
 // Copies the 16 bytes at `at` to `out` and tells which are not plain, one
 // bit each (bit i: byte i).
@@ -258,8 +273,8 @@ __attribute__((target("avx2"))) unsigned copy_block_32(const Byte* at, Byte* out
 #endif
 
 // The two-character escapes whose byte leaves no fact to note: all but
-// "\\r" (DecodedFacts::carriage_return), so the block loop below can take
-// them without a DecodedFacts to write to.
+// "\\r" (DecodedFacts::carriage_return), the one the block loop below
+// leaves to decode_chunk, as "\\u".
 constexpr std::array<Byte, 256> k_escapes_without_facts = [] {
   std::array<Byte, 256> table = k_simple_escapes;
   table['r'] = 0;
@@ -282,16 +297,19 @@ Byte escape_without_facts(const Byte* at)
   return at[0] == '\\' ? k_escapes_without_facts[at[1]] : 0;
 }
 
-// How far decode_plain_blocks() went: input bytes read, bytes written.
+// How far decode_plain_blocks() went: input bytes read, bytes written;
+// and whether it wrote a UTF-8 sequence (DecodedFacts::non_ascii).
 struct BlockRun {
   std::size_t read = 0;
   std::size_t written = 0;
+  bool non_ascii = false;
 };
 
-// Decodes from `at` a block of `k_width` at a time: plain bytes, and the
+// Decodes from `at` a block of `k_width` at a time: plain bytes, the
 // two-character escapes in k_escapes_without_facts ("\\n" and its kind, one
-// every line of a text file), without leaving the loop. Stops at any other
-// special byte, where fewer than k_width + 1 bytes are left before `end`, or
+// every line of a text file) and valid UTF-8 sequences (a few a line of
+// prose, written as they stand), without leaving the loop. Stops at any
+// other special byte, where fewer than k_width + 1 bytes are left before `end`, or
 // once the input read reaches `room`. A block is stored whole before its
 // first special byte is found, so `out` must hold `room` + k_slack bytes.
 // The loop makes no call, so the compare's constants stay in registers from
@@ -316,6 +334,8 @@ BlockRun decode_plain_blocks(const Byte* at, const Byte* end, Byte* out, std::si
   // and the store takes one register and that count.
   std::size_t read = 0;
   auto shifted = reinterpret_cast<std::uintptr_t>(out);
+  const std::uintptr_t room_end = reinterpret_cast<std::uintptr_t>(out) + room;
+  bool non_ascii = false;
   while (read < stop) {
     unsigned mask = 0;
     Byte* const stored = reinterpret_cast<Byte*>(shifted + read);
@@ -335,7 +355,23 @@ BlockRun decode_plain_blocks(const Byte* at, const Byte* end, Byte* out, std::si
     read += static_cast<unsigned>(std::countr_zero(mask));
     const Byte escaped = escape_without_facts(at + read);
     if (escaped == 0) {
-      break; // for decode_chunk's byte by byte path
+      if (at[read] < 0x80) {
+        break; // for decode_chunk's byte by byte path
+      }
+      // A UTF-8 sequence: the output keeps its place, and the next block
+      // starts after it. Its bytes past the block are copied here, 4 at
+      // once: only below `room`, as a block starts, so that they stay within
+      // the slack (a block may start just below `room`, and the sequence be
+      // its last byte).
+      const std::uintptr_t written_at = shifted + read;
+      const std::size_t length =
+        written_at >= room_end ? 0 : copy_utf8_sequence(at + read, end, reinterpret_cast<Byte*>(written_at));
+      if (length == 0) {
+        break; // invalid, cut short by `end`, or at `room`: decode_chunk tells which
+      }
+      non_ascii = true;
+      read += length;
+      continue;
     }
     // The block's bytes after the escape were stored a byte too far on: the
     // next block, stored from just past the escaped byte, overwrites them.
@@ -343,7 +379,7 @@ BlockRun decode_plain_blocks(const Byte* at, const Byte* end, Byte* out, std::si
     read += 2;
     --shifted;
   }
-  return {read, shifted + read - reinterpret_cast<std::uintptr_t>(out)};
+  return {read, shifted + read - reinterpret_cast<std::uintptr_t>(out), non_ascii};
 }
 
 // Decodes the last bytes before `end`, no more than a block, as
@@ -386,6 +422,9 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room,
                              : decode_plain_tail<k_width>(at, end, out + written, room - written);
       at += run.read;
       written += run.written;
+      if (run.non_ascii) {
+        facts.non_ascii = true;
+      }
       if (written >= room) {
         return {at, written, ChunkEnd::full}; // the block ran past `room`: the rest in the next chunk
       }
@@ -405,16 +444,10 @@ Chunk decode_chunk(const Byte* at, const Byte* end, Byte* out, std::size_t room,
       return {at + 1, written, ChunkEnd::closed};
     }
     if (byte >= 0x80) {
-      const std::size_t length = valid_utf8_length(at, end);
+      // A sequence is 4 bytes at most: within the slack.
+      const std::size_t length = copy_utf8_sequence(at, end, out + written);
       if (length == 0) {
         return {at, written, ChunkEnd::invalid};
-      }
-      // A sequence is 4 bytes at most: copied as 4 (one move) where they are
-      // there to read, within the slack.
-      if (end - at >= 4) {
-        std::memcpy(out + written, at, 4);
-      } else {
-        std::memcpy(out + written, at, length);
       }
       facts.non_ascii = true;
       at += length;

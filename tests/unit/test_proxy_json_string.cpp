@@ -43,6 +43,23 @@ std::optional<std::string> decoded_with(std::string_view literal, Simd simd)
   return text;
 }
 
+// The decoder hands its bytes on 6 KiB at a time (k_room in
+// json_string.cpp), from a buffer with 32 bytes of slack past it.
+constexpr std::size_t k_decoder_room = 6144;
+constexpr std::size_t k_decoder_buffer = k_decoder_room + 32;
+
+// A ByteSink that keeps the bytes and the length of the longest piece
+// handed to it: one longer than the decoder's buffer ran past it.
+struct PieceSink final : ByteSink {
+  std::string text;
+  std::size_t longest = 0;
+  void append(const char* bytes, std::size_t size) override
+  {
+    text.append(bytes, size);
+    longest = std::max(longest, size);
+  }
+};
+
 // What decode_json_string makes of `literal` into a DecodedText, through
 // `simd`, or nothing as above.
 std::optional<DecodedText> decoded_text_with(std::string_view literal, Simd simd)
@@ -401,16 +418,7 @@ TEST_SUITE("json_string")
     // output, so the room runs out with the input past 6 KiB, at every
     // phase of the escapes against it. A piece longer than the room and its
     // slack would have run past its buffer.
-    constexpr std::size_t k_room = 6144;
-    struct PieceSink final : ByteSink {
-      std::string text;
-      std::size_t longest = 0;
-      void append(const char* bytes, std::size_t size) override
-      {
-        text.append(bytes, size);
-        longest = std::max(longest, size);
-      }
-    };
+    constexpr std::size_t k_room = k_decoder_room;
     for (const std::string escape : {"\\n", "\\\"", "\\u0041"}) {
       for (const std::size_t every : {1, 7, 31, 32, 33, 100}) {
         for (std::size_t before = k_room - 56; before < k_room + 4; ++before) {
@@ -428,7 +436,35 @@ TEST_SUITE("json_string")
             const char* end = literal.data() + literal.size();
             CHECK(decode_json_string(literal.data() + 1, end, sink, simd) == end);
             CHECK(sink.text == *text);
-            CHECK(sink.longest <= k_room + 32);
+            CHECK(sink.longest <= k_decoder_buffer);
+          }
+        }
+      }
+    }
+  }
+
+  TEST_CASE("UTF-8 sequences where the decoder's 6 KiB of room runs out decode whole")
+  {
+    // The blocks copy a sequence 4 bytes at once. A "\\r" goes a byte at a
+    // time and the blocks start again after it, at any phase against the
+    // room: a block may start just below it, and a sequence at its last
+    // byte lies 31 bytes past it. Copied there, the sequence would have run
+    // past the buffer (a piece longer than it).
+    for (const std::string sequence : {"\xC3\xA9", "\xE2\x80\x94", "\xF0\x9F\x98\x80"}) {
+      for (std::size_t before = 0; before < 34; ++before) {
+        for (std::size_t at = k_decoder_room - 8; at < k_decoder_room + 40; ++at) {
+          const std::string plain(at - before - 1, 'a'); // so that the sequence is written at `at`
+          const std::string literal =
+            "\"" + std::string(before, 'a') + "\\r" + plain + sequence + std::string(64, 'b') + "\"";
+          const std::string text = std::string(before, 'a') + "\r" + plain + sequence + std::string(64, 'b');
+          CAPTURE(before);
+          CAPTURE(at);
+          for (const Simd simd : {Simd::best, Simd::sse2, Simd::none}) {
+            PieceSink sink;
+            const char* end = literal.data() + literal.size();
+            CHECK(decode_json_string(literal.data() + 1, end, sink, simd) == end);
+            CHECK(sink.text == text);
+            CHECK(sink.longest <= k_decoder_buffer);
           }
         }
       }
