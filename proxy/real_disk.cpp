@@ -68,6 +68,29 @@ std::optional<bool> exists_without_symlinks(const std::string& path)
   return std::nullopt;
 }
 
+// Replaces `path` with what realpath() makes of it; leaves it as it was
+// and returns why when that fails.
+std::optional<DiskError> libc_real_path(std::string& path)
+{
+  // Into a buffer of its own, which saves an allocation; a result longer
+  // than PATH_MAX only fits one that realpath() allocates.
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer) != nullptr) {
+    path.assign(buffer);
+    return std::nullopt;
+  }
+  if (errno != ENAMETOOLONG) {
+    return DiskError{errno};
+  }
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
+                                                       &std::free);
+  if (!resolved) {
+    return DiskError{errno};
+  }
+  path.assign(resolved.get());
+  return std::nullopt;
+}
+
 FileStat stat_of(const struct ::stat& info)
 {
   FileStat stat;
@@ -271,24 +294,19 @@ std::optional<std::int64_t> RealDisk::birth_seconds(const std::string& path)
 
 Result<std::string, DiskError> RealDisk::real_path(const std::string& path)
 {
-  if (is_lexically_normal(path) && exists_without_symlinks(path).value_or(false)) {
-    return path; // what realpath() would return, in one walk
+  std::string real = path;
+  if (auto problem = is_lexically_normal(path) ? make_real_path(real) : libc_real_path(real)) {
+    return *std::move(problem);
   }
-  // Into a buffer of its own, which saves an allocation; a result longer
-  // than PATH_MAX only fits one that realpath() allocates.
-  char buffer[PATH_MAX];
-  if (::realpath(path.c_str(), buffer) != nullptr) {
-    return std::string(buffer);
+  return real;
+}
+
+std::optional<DiskError> RealDisk::make_real_path(std::string& path)
+{
+  if (exists_without_symlinks(path).value_or(false)) {
+    return std::nullopt; // what realpath() would return, in one walk
   }
-  if (errno != ENAMETOOLONG) {
-    return DiskError{errno};
-  }
-  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
-                                                       &std::free);
-  if (!resolved) {
-    return DiskError{errno};
-  }
-  return std::string(resolved.get());
+  return libc_real_path(path);
 }
 
 Result<std::vector<std::string>, DiskError> RealDisk::list_directory(const std::string& path)

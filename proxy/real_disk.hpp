@@ -15,6 +15,9 @@ public:
   Result<FileStat, DiskError> stat(const std::string& path) override;
   Result<ContentDigest, DiskError> hash(const std::string& path) override;
   Result<std::string, DiskError> real_path(const std::string& path) override;
+  // One openat2() that meets no symlink vouches for the normal `path`
+  // as it is; realpath() otherwise.
+  std::optional<DiskError> make_real_path(std::string& path) override;
   std::optional<std::int64_t> birth_seconds(const std::string& path) override;
   Result<std::string, DiskError> read(const std::string& path) override;
   ContentHash hash_of(std::string_view bytes) override;

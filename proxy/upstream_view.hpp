@@ -88,6 +88,8 @@ public:
   Result<ContentDigest, DiskError> hash(const std::string& path) override;
   // Every path is its own real path: fsguard cannot see the server's links.
   Result<std::string, DiskError> real_path(const std::string& path) override;
+  // A normal `path` is left as it is.
+  std::optional<DiskError> make_real_path(std::string&) override { return std::nullopt; }
   std::optional<std::int64_t> birth_seconds(const std::string&) override { return std::nullopt; }
   Result<std::string, DiskError> read(const std::string& path) override;
   ContentHash hash_of(std::string_view bytes) override;

@@ -22,6 +22,16 @@ std::string DiskError::describe() const
   return std::strerror(error_number);
 }
 
+std::optional<DiskError> Disk::make_real_path(std::string& path)
+{
+  auto real = real_path(path);
+  if (!real) {
+    return real.error();
+  }
+  path = std::move(real).value();
+  return std::nullopt;
+}
+
 Result<Fingerprint, DiskError> Disk::fingerprint(const std::string& path)
 {
   return take_fingerprint(*this, path);

@@ -51,6 +51,12 @@ public:
   // realpath() of `path`, which must exist.
   virtual Result<std::string, DiskError> real_path(const std::string& path) = 0;
 
+  // Replaces `path`, absolute and lexically normal (is_lexically_normal),
+  // with its real_path(); leaves it as it was and returns why when that
+  // fails. For a caller that has normalised the path already: no copy of
+  // it, and no second look at its spelling.
+  virtual std::optional<DiskError> make_real_path(std::string& path);
+
   // When `path` was created, in whole seconds since the epoch, if its
   // filesystem keeps that.
   virtual std::optional<std::int64_t> birth_seconds(const std::string& path) = 0;

@@ -161,11 +161,13 @@ bool is_within(std::string_view path, std::string_view directory)
 
 Result<std::string, PathError> canonical_path(Disk& disk, std::string_view absolute)
 {
-  const std::string normal = lexically_normal(absolute);
-  if (auto whole = disk.real_path(normal)) {
-    return std::move(whole).value();
-  } else if (!whole.error().missing()) {
-    return PathError{"cannot resolve " + normal + ": " + whole.error().describe()};
+  std::string normal = lexically_normal(absolute);
+  const auto problem = disk.make_real_path(normal);
+  if (!problem) {
+    return normal; // now its real path
+  }
+  if (!problem->missing()) {
+    return PathError{"cannot resolve " + normal + ": " + problem->describe()};
   }
 
   // Some component does not exist: resolve the existing prefix one step at a

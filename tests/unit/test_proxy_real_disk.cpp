@@ -64,6 +64,38 @@ TEST_SUITE("real_disk")
     fs::remove_all(root);
   }
 
+  TEST_CASE("make_real_path makes a normal path what realpath() makes of it, or leaves it")
+  {
+    namespace fs = std::filesystem;
+    char pattern[] = "/tmp/fsguard-real-disk-XXXXXX";
+    REQUIRE(::mkdtemp(pattern) != nullptr);
+    const std::string root = fs::canonical(pattern).string();
+    fs::create_directories(root + "/a/b");
+    std::ofstream(root + "/a/b/file.txt") << "x";
+    fs::create_directory_symlink(root + "/a", root + "/link-to-a");
+    fs::create_symlink(root + "/a/b/file.txt", root + "/a/file-link");
+    fs::create_symlink("b", root + "/a/relative-b");
+
+    RealDisk disk;
+    for (const std::string& path :
+         {root, root + "/a/b/file.txt", root + "/link-to-a/b/file.txt", root + "/a/file-link",
+          root + "/a/relative-b/file.txt", root + "/a/missing.txt", std::string("/")}) {
+      CAPTURE(path);
+      std::string made = path;
+      const auto problem = disk.make_real_path(made);
+      const std::string expected = libc_real_path(path);
+      if (expected.starts_with("errno ")) {
+        REQUIRE(problem);
+        CHECK(problem->missing());
+        CHECK(made == path); // left as it was
+      } else {
+        CHECK_FALSE(problem);
+        CHECK(made == expected);
+      }
+    }
+    fs::remove_all(root);
+  }
+
   TEST_CASE("fingerprint pairs the file's stat with the hash of its bytes, as stat/hash/stat does")
   {
     namespace fs = std::filesystem;
