@@ -312,13 +312,20 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
                                          std::uint64_t sent_at)
 {
   ++m_generation;
-  settle(path); // a hash a read still owes, before the file is looked at
+  // The record, looked up once; a hash its read still owes is settled
+  // before the file is looked at (which drops a record it cannot vouch for).
+  auto found = m_records.find(path);
+  if (found != m_records.end() && !settle(found)) {
+    found = m_records.end();
+  }
   Veto veto;
   veto.path = path;
   auto current = m_disk.stat(path);
   if (!current) {
     if (current.error().missing()) {
-      m_records.erase(path); // a new file, or one deleted since it was read
+      if (found != m_records.end()) {
+        m_records.erase(found); // a new file, or one deleted since it was read
+      }
       return std::nullopt;
     }
     veto.code = VetoCode::cannot_inspect;
@@ -339,7 +346,6 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     veto.reason = DiskError{EFBIG}.describe();
     return veto;
   }
-  const auto found = m_records.find(path);
   if (found == m_records.end()) {
     veto.code = VetoCode::not_read;
     return veto;

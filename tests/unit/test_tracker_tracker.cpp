@@ -454,6 +454,17 @@ TEST_SUITE("tracker")
     CHECK(code_of(f.overwrite()) == VetoCode::lossy_read); // stat alone vouches now
   }
 
+  TEST_CASE("a write whose file's owed hash cannot be taken finds no record: it was not read")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read_forwarded(); // recorded at once, hashed later
+    REQUIRE(f.tracker.find(k_file)->hash_state == HashState::owed);
+    f.disk.fail_hash(k_file, EACCES); // the file stays; its bytes cannot be read
+    CHECK(code_of(f.overwrite()) == VetoCode::not_read); // settling dropped the record
+    CHECK(f.tracker.find(k_file) == nullptr);
+  }
+
   TEST_CASE("after a read of the exact bytes, a non-UTF-8 file may be replaced whole but not edited")
   {
     Fixture f;
