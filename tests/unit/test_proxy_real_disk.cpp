@@ -33,6 +33,25 @@ std::string disk_real_path(RealDisk& disk, const std::string& path)
   return resolved ? *resolved : "errno " + std::to_string(resolved.error().error_number);
 }
 
+// A new directory (canonical) holding a/b/file.txt, a symlink to a, a
+// symlink to the file, a relative symlink a/relative-b -> b, a dangling
+// symlink and a fifo: the ways a path can take on its way to a file.
+std::string make_symlink_tree()
+{
+  namespace fs = std::filesystem;
+  char pattern[] = "/tmp/fsguard-real-disk-XXXXXX";
+  REQUIRE(::mkdtemp(pattern) != nullptr);
+  const std::string root = fs::canonical(pattern).string();
+  fs::create_directories(root + "/a/b");
+  std::ofstream(root + "/a/b/file.txt") << "x";
+  fs::create_directory_symlink(root + "/a", root + "/link-to-a");
+  fs::create_symlink(root + "/a/b/file.txt", root + "/a/file-link");
+  fs::create_symlink(root + "/missing", root + "/a/dangling");
+  fs::create_symlink("b", root + "/a/relative-b");
+  REQUIRE(::mkfifo((root + "/a/fifo").c_str(), 0600) == 0);
+  return root;
+}
+
 } // namespace
 
 TEST_SUITE("real_disk")
@@ -40,16 +59,7 @@ TEST_SUITE("real_disk")
   TEST_CASE("real_path agrees with realpath() with and without symlinks on the way")
   {
     namespace fs = std::filesystem;
-    char pattern[] = "/tmp/fsguard-real-disk-XXXXXX";
-    REQUIRE(::mkdtemp(pattern) != nullptr);
-    const std::string root = fs::canonical(pattern).string();
-    fs::create_directories(root + "/a/b");
-    std::ofstream(root + "/a/b/file.txt") << "x";
-    fs::create_directory_symlink(root + "/a", root + "/link-to-a");
-    fs::create_symlink(root + "/a/b/file.txt", root + "/a/file-link");
-    fs::create_symlink(root + "/missing", root + "/a/dangling");
-    fs::create_symlink("b", root + "/a/relative-b");
-    REQUIRE(::mkfifo((root + "/a/fifo").c_str(), 0600) == 0);
+    const std::string root = make_symlink_tree();
 
     RealDisk disk;
     for (const std::string& path : {
@@ -67,14 +77,7 @@ TEST_SUITE("real_disk")
   TEST_CASE("make_real_path makes a normal path what realpath() makes of it, or leaves it")
   {
     namespace fs = std::filesystem;
-    char pattern[] = "/tmp/fsguard-real-disk-XXXXXX";
-    REQUIRE(::mkdtemp(pattern) != nullptr);
-    const std::string root = fs::canonical(pattern).string();
-    fs::create_directories(root + "/a/b");
-    std::ofstream(root + "/a/b/file.txt") << "x";
-    fs::create_directory_symlink(root + "/a", root + "/link-to-a");
-    fs::create_symlink(root + "/a/b/file.txt", root + "/a/file-link");
-    fs::create_symlink("b", root + "/a/relative-b");
+    const std::string root = make_symlink_tree();
 
     RealDisk disk;
     for (const std::string& path :
