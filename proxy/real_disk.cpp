@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -68,6 +69,46 @@ std::optional<bool> exists_without_symlinks(const std::string& path)
   return std::nullopt;
 }
 
+// Replaces `path` with the name the kernel gives the file it opens: what
+// realpath() makes of it, found in one walk of the path (an O_PATH open,
+// then a readlink() of its /proc/self/fd entry) where realpath() stats and
+// reads every component in turn. False, and `path` left as it was, when
+// the kernel cannot tell: the path does not open, /proc is not mounted,
+// the name is too long, or the file is gone by the time it is named.
+bool kernel_real_path(std::string& path)
+{
+  static bool no_proc = false;
+  if (no_proc) {
+    return false;
+  }
+  const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC); // O_PATH: a FIFO opens without waiting
+  if (fd < 0) {
+    return false; // missing, a loop, no search permission: realpath() says which
+  }
+  constexpr std::string_view prefix = "/proc/self/fd/";
+  char link[prefix.size() + 12]{};
+  std::copy(prefix.begin(), prefix.end(), link);
+  *std::to_chars(link + prefix.size(), link + sizeof link - 1, fd).ptr = '\0';
+  char buffer[PATH_MAX];
+  const ssize_t length = ::readlink(link, buffer, sizeof buffer);
+  const int readlink_error = errno;
+  ::close(fd);
+  if (length < 0 && readlink_error == ENOENT) {
+    no_proc = true; // the descriptor is open, so /proc is not there
+  }
+  if (length <= 0 || static_cast<std::size_t>(length) >= sizeof buffer) {
+    return false;
+  }
+  const std::string_view name(buffer, static_cast<std::size_t>(length));
+  // Not a path from the root: unreachable from this process's root, or
+  // unlinked since the open (" (deleted)").
+  if (name.front() != '/' || name.ends_with(" (deleted)")) {
+    return false;
+  }
+  path.assign(name);
+  return true;
+}
+
 // Replaces `path` with what realpath() makes of it; leaves it as it was
 // and returns why when that fails.
 std::optional<DiskError> libc_real_path(std::string& path)
@@ -89,6 +130,16 @@ std::optional<DiskError> libc_real_path(std::string& path)
   }
   path.assign(resolved.get());
   return std::nullopt;
+}
+
+// Replaces `path` with its real path, as the kernel names it or else as
+// realpath() makes it; leaves it as it was and returns why when neither can.
+std::optional<DiskError> replace_with_real_path(std::string& path)
+{
+  if (kernel_real_path(path)) {
+    return std::nullopt;
+  }
+  return libc_real_path(path);
 }
 
 FileStat stat_of(const struct ::stat& info)
@@ -295,7 +346,7 @@ std::optional<std::int64_t> RealDisk::birth_seconds(const std::string& path)
 Result<std::string, DiskError> RealDisk::real_path(const std::string& path)
 {
   std::string real = path;
-  if (auto problem = is_lexically_normal(path) ? make_real_path(real) : libc_real_path(real)) {
+  if (auto problem = is_lexically_normal(path) ? make_real_path(real) : replace_with_real_path(real)) {
     return *std::move(problem);
   }
   return real;
@@ -306,7 +357,7 @@ std::optional<DiskError> RealDisk::make_real_path(std::string& path)
   if (exists_without_symlinks(path).value_or(false)) {
     return std::nullopt; // what realpath() would return, in one walk
   }
-  return libc_real_path(path);
+  return replace_with_real_path(path);
 }
 
 Result<std::vector<std::string>, DiskError> RealDisk::list_directory(const std::string& path)

@@ -16,7 +16,8 @@ public:
   Result<ContentDigest, DiskError> hash(const std::string& path) override;
   Result<std::string, DiskError> real_path(const std::string& path) override;
   // One openat2() that meets no symlink vouches for the normal `path`
-  // as it is; realpath() otherwise.
+  // as it is; otherwise the kernel's name for the file it opens, or
+  // realpath() where the kernel cannot give one (no /proc, a missing file).
   std::optional<DiskError> make_real_path(std::string& path) override;
   std::optional<std::int64_t> birth_seconds(const std::string& path) override;
   Result<std::string, DiskError> read(const std::string& path) override;
