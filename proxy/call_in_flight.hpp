@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
 #include <nlohmann/json.hpp>
 
 #include "tracker/path.hpp"
@@ -15,6 +16,11 @@
 #include "tracker/tracker.hpp"
 
 namespace fsguard {
+
+// One slot per path argument of a call, kept inside the call for the one
+// or two paths nearly every call has: no allocation of its own.
+template <class Slot>
+using FileSlots = boost::container::small_vector<Slot, 2>;
 
 // A change fsguard carried over to content the agent had not seen: a stale
 // edit applied to the current content, or a stale write merged with it.
@@ -38,16 +44,16 @@ struct WrittenContent {
 struct CallInFlight {
   nlohmann::json id;
   GuardedCall what;
-  std::vector<std::optional<std::string>> files; // canonical; none if unresolved
+  FileSlots<std::optional<std::string>> files; // canonical; none if unresolved
   // Why each file is unresolved: one a file, or none when all resolved.
   std::vector<PathError> problems;
-  std::vector<ReadStart> read_starts;
+  FileSlots<ReadStart> read_starts;
   // verify: upstream: per file, the partial check of a partial read (0: none).
   std::vector<std::uint64_t> partial_checks;
   std::optional<ContentHash> expected; // write_file: hash of the content
   // The extent of the read that licensed an edit, per file (an edit leaves
   // a record no wider than that).
-  std::vector<ReadExtent> licensed_extent;
+  FileSlots<ReadExtent> licensed_extent;
   // An edit whose result is its diff: the file's content as the check found
   // it (what the agent saw), to apply the diff to; none if unknown.
   std::optional<std::string> edit_base;
