@@ -31,15 +31,14 @@ ReadExtent extent_shown(ReadExtent extent, ReadView view, const ContentTraits& t
 // Text written over bytes that are not valid UTF-8 destroys them: a whole
 // write unless the agent saw the exact bytes, and an edit always (the
 // server reads the whole file as UTF-8 and writes it back).
-std::optional<Veto> lossy_veto(const SeenRecord& record, WriteKind kind, const std::string& path)
+std::optional<Veto> lossy_veto(const SeenRecord& record, WriteKind kind)
 {
   if (record.hash_state != HashState::known || record.traits.valid_utf8
       || (kind == WriteKind::overwrite && record.view == ReadView::bytes)) {
     return std::nullopt;
   }
   Veto veto;
-  veto.code = VetoCode::lossy_read;
-  veto.path = path;
+  veto.code = VetoCode::lossy_read; // its path set by check_write()
   return veto;
 }
 
@@ -311,6 +310,17 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
                                          PartialReadAllowsOverwrite partial_policy,
                                          std::uint64_t sent_at)
 {
+  auto veto = veto_for_write(path, kind, partial_policy, sent_at);
+  if (veto) {
+    veto->path = path;
+  }
+  return veto;
+}
+
+std::optional<Veto> Tracker::veto_for_write(const std::string& path, WriteKind kind,
+                                            PartialReadAllowsOverwrite partial_policy,
+                                            std::uint64_t sent_at)
+{
   ++m_generation;
   // The record, looked up once; a hash its read still owes is settled
   // before the file is looked at (which drops a record it cannot vouch for).
@@ -318,8 +328,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
   if (found != m_records.end() && !settle(found)) {
     found = m_records.end();
   }
-  Veto veto;
-  veto.path = path;
+  Veto veto; // its path set by check_write()
   auto current = m_disk.stat(path);
   if (!current) {
     if (current.error().missing()) {
@@ -389,7 +398,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     return veto;
   }
   if (stat_proves_unchanged(record, *current)) {
-    return lossy_veto(record, kind, path);
+    return lossy_veto(record, kind);
   }
   if (record.trusted_stat && record.hash_state == HashState::known
       && record.size != current->size) {
@@ -424,7 +433,7 @@ std::optional<Veto> Tracker::check_write(const std::string& path, WriteKind kind
     record.view = view;
     record.shown_over = shown_over;
     record.seen_at_ns = seen_at;
-    return lossy_veto(record, kind, path);
+    return lossy_veto(record, kind);
   }
   veto.code = VetoCode::changed;
   veto.seen_size = record.size;

@@ -243,6 +243,11 @@ public:
   std::uint64_t generation() const { return m_generation; }
 
 private:
+  // check_write() but for the veto's path, which it sets: a write let
+  // through copies no path.
+  std::optional<Veto> veto_for_write(const std::string& path, WriteKind kind,
+                                     PartialReadAllowsOverwrite partial_policy,
+                                     std::uint64_t sent_at);
   using Records = std::unordered_map<std::string, SeenRecord>;
 
   // The fingerprint of `path` just after a write that should have left
