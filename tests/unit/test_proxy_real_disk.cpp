@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,6 +73,35 @@ TEST_SUITE("real_disk")
       CHECK(disk_real_path(disk, path) == libc_real_path(path));
     }
     fs::remove_all(root);
+  }
+
+  TEST_CASE("real_path names no pipe and no deleted file from their /proc/self/fd links")
+  {
+    // Their links read "pipe:[N]" and "/x (deleted)": no file of that name.
+    char pattern[] = "/tmp/fsguard-real-disk-XXXXXX";
+    REQUIRE(::mkdtemp(pattern) != nullptr);
+    const std::string root = pattern;
+    int ends[2] = {-1, -1};
+    REQUIRE(::pipe(ends) == 0);
+    const std::string deleted = root + "/deleted.txt";
+    std::ofstream(deleted) << "x";
+    const int deleted_fd = ::open(deleted.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(deleted_fd >= 0);
+    REQUIRE(::unlink(deleted.c_str()) == 0);
+
+    RealDisk disk;
+    for (const int fd : {ends[0], deleted_fd}) {
+      const std::string path = "/proc/self/fd/" + std::to_string(fd);
+      CAPTURE(path);
+      CHECK(disk_real_path(disk, path) == libc_real_path(path));
+      CHECK(disk_real_path(disk, path).starts_with("errno "));
+      std::string made = path;
+      CHECK(disk.make_real_path(made));
+    }
+    ::close(ends[0]);
+    ::close(ends[1]);
+    ::close(deleted_fd);
+    std::filesystem::remove_all(root);
   }
 
   TEST_CASE("make_real_path makes a normal path what realpath() makes of it, or leaves it")
