@@ -1,3 +1,4 @@
+
 // The session's guard: the ledger of requests in flight, the order of
 // guarded calls (held behind earlier calls on the same file, decided when
 // they run), and the record of what each guarded answer showed or changed.
@@ -26,6 +27,7 @@
 #include "proxy/shared_ledger.hpp"
 #include "proxy/upstream_view.hpp"
 #include "tracker/kept_texts.hpp"
+#include "tracker/string_key_hash.hpp"
 #include "tracker/tool_map.hpp"
 #include "tracker/tracker.hpp"
 
@@ -324,7 +326,7 @@ private:
     int moves = 0;
     int changes = 0; // writes, edits and moves
   };
-  using BusyMap = std::unordered_map<std::string, Busy>;
+  using BusyMap = std::unordered_map<std::string, Busy, StringKeyHash>;
 
   const ToolMap& tools() const;
   // The tool `name` and its spec when fsguard guards its calls; null when it

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proxy/call_in_flight.hpp"
+#include "tracker/string_key_hash.hpp"
 
 namespace fsguard {
 
@@ -65,7 +66,7 @@ public:
 
   // What close() takes out: empty when nothing was pending, else the
   // request as mapped(), taken out whole (its node moves, nothing is copied).
-  using Closed = std::unordered_map<std::string, PendingRequest>::node_type;
+  using Closed = std::unordered_map<std::string, PendingRequest, StringKeyHash>::node_type;
 
   // Removes and returns the request that `answering`'s answer `key` answers.
   Closed close(Peer answering, const std::string& key);
@@ -116,7 +117,7 @@ public:
   static constexpr std::size_t k_max_cancelled = 10'000;
 
 private:
-  using Table = std::unordered_map<std::string, PendingRequest>;
+  using Table = std::unordered_map<std::string, PendingRequest, StringKeyHash>;
   // The table of the requests that `answering`'s answers answer.
   Table& answered_by(Peer answering)
   {
@@ -127,8 +128,8 @@ private:
     return answering == Peer::upstream ? m_toward_upstream : m_toward_client;
   }
 
-  std::unordered_map<std::string, PendingRequest> m_toward_upstream; // client's, fsguard's
-  std::unordered_map<std::string, PendingRequest> m_toward_client;   // the upstream's
+  Table m_toward_upstream; // client's, fsguard's
+  Table m_toward_client;   // the upstream's
   std::deque<std::string> m_cancelled;                                // oldest first
   // The node of the last request close_if() closed (one fsguard only
   // relays) or recycle() took back, its call freed, kept to hold the next

@@ -17,6 +17,7 @@
 
 #include "proxy/message.hpp"
 #include "tracker/disk.hpp"
+#include "tracker/string_key_hash.hpp"
 #include "tracker/tool_map.hpp"
 
 namespace fsguard {
@@ -106,8 +107,8 @@ private:
   // The failure of `path` when nothing (or a failure) is known of it.
   DiskError unknown(const std::string& path) const;
 
-  std::unordered_map<std::string, Asked> m_asked;        // by file
-  std::unordered_map<std::string, UpstreamRead> m_known; // by file
+  std::unordered_map<std::string, Asked, StringKeyHash> m_asked;       // by file
+  std::unordered_map<std::string, UpstreamRead, StringKeyHash> m_known; // by file
   std::int64_t m_stats = 0; // makes every stat differ, so none vouches for content
 };
 

@@ -15,6 +15,7 @@
 
 #include "tracker/disk.hpp"
 #include "tracker/file_state.hpp"
+#include "tracker/string_key_hash.hpp"
 #include "tracker/veto.hpp"
 
 namespace fsguard {
@@ -248,7 +249,7 @@ private:
   std::optional<Veto> veto_for_write(const std::string& path, WriteKind kind,
                                      PartialReadAllowsOverwrite partial_policy,
                                      std::uint64_t sent_at);
-  using Records = std::unordered_map<std::string, SeenRecord>;
+  using Records = std::unordered_map<std::string, SeenRecord, StringKeyHash>;
 
   // The fingerprint of `path` just after a write that should have left
   // `expected_bytes` (hashing to `expected`), from its stat and those bytes,
