@@ -174,9 +174,9 @@ void Guard::set_settings(GuardSettings settings)
 void Guard::settle_reads()
 {
   for (auto& change : m_answered_changes) {
-    m_tracker.finish_write(change.file, change.expected, change.extent, change.sent_at,
-                           change.expected_bytes());
-    after_change_recorded(std::move(change));
+    const SeenRecord* record = m_tracker.finish_write(change.file, change.expected, change.extent,
+                                                      change.sent_at, change.expected_bytes());
+    after_change_recorded(std::move(change), record);
   }
   m_answered_changes.clear();
   for (auto& shown : m_shown_texts) {
@@ -1281,7 +1281,7 @@ std::string Guard::cause_of(const std::string& file, const SeenRecord* record,
   return "outside fsguard";
 }
 
-void Guard::after_change_recorded(AnsweredChange change)
+void Guard::after_change_recorded(AnsweredChange change, const SeenRecord* record)
 {
   if (change.expected) {
     m_own_writes.push_back(OwnWrite{*change.expected, change.tool, change.file, change.sent_at});
@@ -1289,7 +1289,6 @@ void Guard::after_change_recorded(AnsweredChange change)
       m_own_writes.pop_front();
     }
   }
-  const SeenRecord* record = m_tracker.find(change.file);
   if (m_shared_ledger != nullptr && record != nullptr && record->hash_state == HashState::known) {
     m_shared_ledger->record(change.file, record->hash, m_disk.now_ns(), m_client_name);
   }
@@ -1707,16 +1706,16 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       m_answered_changes.push_back(std::move(change));
       break;
     }
-    if (!m_view) {
-      m_tracker.finish_write(change.file, expected, extent, known_since, change.expected_bytes());
+    // The record the change left, looked up once for what follows.
+    const SeenRecord* record =
+      m_view ? m_tracker.find(change.file)
+             : m_tracker.finish_write(change.file, expected, extent, known_since,
+                                      change.expected_bytes());
+    if (known_since == k_not_yet && record != nullptr) {
+      remember_shown(ShownKnowledge{change.file, now, std::nullopt, record->hash, k_not_yet,
+                                    call.carried->seen});
     }
-    if (known_since == k_not_yet) {
-      if (const SeenRecord* record = m_tracker.find(change.file); record != nullptr) {
-        remember_shown(ShownKnowledge{change.file, now, std::nullopt, record->hash, k_not_yet,
-                                      call.carried->seen});
-      }
-    }
-    after_change_recorded(std::move(change));
+    after_change_recorded(std::move(change), record);
     break;
   }
   case ToolRole::move:

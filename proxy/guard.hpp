@@ -451,9 +451,10 @@ private:
   void take_in_shown(Clock::time_point now);
   void remember_shown(ShownKnowledge shown);
   // Records what follows from the agent's change `change` once its file's
-  // record is taken: the own write that names the cause of a later change,
-  // the shared ledger's entry, and the text it left, to keep.
-  void after_change_recorded(AnsweredChange change);
+  // record is taken (`record`, the tracker's record of the file as it left
+  // it, null if none): the own write that names the cause of a later
+  // change, the shared ledger's entry, and the text it left, to keep.
+  void after_change_recorded(AnsweredChange change, const SeenRecord* record);
   void refuse(const CallInFlight& call, const std::string& key, Veto veto, Outbox& out);
   // `file` (fsguard's canonical path) as the server spells it (path_map).
   std::string server_spelling(const std::string& file) const;

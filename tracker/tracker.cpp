@@ -443,10 +443,10 @@ std::optional<Veto> Tracker::veto_for_write(const std::string& path, WriteKind k
   return veto;
 }
 
-void Tracker::finish_write(const std::string& path,
-                           const std::optional<ContentHash>& expected, ReadExtent extent,
-                           std::uint64_t sent_at,
-                           std::optional<std::string_view> expected_bytes)
+const SeenRecord* Tracker::finish_write(const std::string& path,
+                                        const std::optional<ContentHash>& expected,
+                                        ReadExtent extent, std::uint64_t sent_at,
+                                        std::optional<std::string_view> expected_bytes)
 {
   ++m_generation;
   // Taken from the bytes written where the stat could not vouch for them
@@ -459,13 +459,14 @@ void Tracker::finish_write(const std::string& path,
     auto fingerprint = m_disk.fingerprint(path);
     if (!fingerprint || !fingerprint->stat.is_regular()) {
       m_records.erase(path);
-      return;
+      return nullptr;
     }
     after = *fingerprint;
   }
+  // Looked up once: the record this one replaces, if any, takes it.
+  const auto previous = m_records.find(path);
   std::string reason;
-  if (const auto previous = m_records.find(path);
-      extent == ReadExtent::partial && previous != m_records.end()) {
+  if (extent == ReadExtent::partial && previous != m_records.end()) {
     reason = previous->second.partial_reason;
   }
   SeenRecord record = record_of(*after, extent);
@@ -479,7 +480,11 @@ void Tracker::finish_write(const std::string& path,
     record.hash = *expected;
     record.trusted_stat.reset();
   }
-  m_records[path] = record;
+  if (previous != m_records.end()) {
+    previous->second = std::move(record);
+    return &previous->second;
+  }
+  return &m_records.emplace(path, std::move(record)).first->second;
 }
 
 std::optional<Fingerprint> Tracker::expected_fingerprint(const std::string& path,

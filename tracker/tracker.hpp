@@ -186,8 +186,9 @@ public:
   // write) no stat could vouch for it anyway, so the record is taken from
   // them and the stat without reading the file back; the next check
   // compares the file's content with `expected`, and finds any other
-  // writer there.
-  void finish_write(const std::string& path, const std::optional<ContentHash>& expected,
+  // writer there. Returns the record it leaves (null: none, the file is
+  // gone or odd), valid until the tracker next changes.
+  const SeenRecord* finish_write(const std::string& path, const std::optional<ContentHash>& expected,
                     ReadExtent extent = ReadExtent::whole, std::uint64_t sent_at = 0,
                     std::optional<std::string_view> expected_bytes = std::nullopt);
 

@@ -278,6 +278,39 @@ TEST_SUITE("tracker")
     CHECK(f.disk.hash_calls == checked);
   }
 
+  TEST_CASE("a write returns the record it leaves: the one find() gives, or none for a file gone")
+  {
+    Fixture f;
+    const ReadStart start = f.tracker.begin_read(k_file);
+    f.tracker.finish_read(k_file, start, ReadExtent::partial, ReadView::utf8_text, "cut at 3 lines");
+    f.tracker.settle_reads();
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "edited\n");
+    // An edit keeps the partial view, and how it was cut, of the record it replaces.
+    const SeenRecord* edited =
+      f.tracker.finish_write(k_file, fsguard::testing::fake_hash("edited\n"), ReadExtent::partial);
+    REQUIRE(edited != nullptr);
+    CHECK(edited == f.tracker.find(k_file));
+    CHECK(edited->hash == fsguard::testing::fake_hash("edited\n"));
+    CHECK(edited->extent == ReadExtent::partial);
+    CHECK(edited->partial_reason == "cut at 3 lines");
+
+    const std::string created = "/ws/new.txt"; // no record before it
+    f.disk.write(created, "created\n");
+    const SeenRecord* written =
+      f.tracker.finish_write(created, fsguard::testing::fake_hash("created\n"), ReadExtent::whole,
+                             7, "created\n");
+    REQUIRE(written != nullptr);
+    CHECK(written == f.tracker.find(created));
+    CHECK(written->hash == fsguard::testing::fake_hash("created\n"));
+    CHECK(written->known_since == 7);
+    CHECK(f.tracker.find(k_file) == edited); // the other record untouched
+
+    f.disk.remove(created);
+    CHECK(f.tracker.finish_write(created, fsguard::testing::fake_hash("created\n")) == nullptr);
+    CHECK(f.tracker.find(created) == nullptr);
+  }
+
   TEST_CASE("a file deleted after the read may be created again, and its record is dropped")
   {
     Fixture f;
