@@ -7,7 +7,7 @@
 
 namespace fsguard {
 
-std::size_t StringKeyHash::operator()(std::string_view key) const
+std::size_t StringKeyHash::operator()(std::string_view key) const noexcept
 {
   return static_cast<std::size_t>(XXH3_64bits(key.data(), key.size()));
 }
