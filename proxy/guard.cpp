@@ -694,7 +694,12 @@ void Guard::drop_partial_check(std::uint64_t number)
 
 void Guard::mark_file_busy(const std::string& file, int delta, ToolRole role)
 {
-  const auto entry = busy_entry(file);
+  // A call done with its file finds its entry (among the few busy files,
+  // without hashing its path); an idle file has none to take it off.
+  const auto entry = delta > 0 ? busy_entry(file) : m_busy.find(file);
+  if (entry == m_busy.end()) {
+    return;
+  }
   Busy& busy = entry->second;
   busy.calls += delta;
   busy.moves += role == ToolRole::move ? delta : 0;

@@ -47,7 +47,10 @@ const PendingRequest* Ledger::find(Peer answering, const std::string& key) const
 Ledger::Closed Ledger::close(Peer answering, const std::string& key)
 {
   auto& table = answered_by(answering);
-  return table.extract(key);
+  // Found first: among the few requests usually pending, without hashing
+  // the key (extract() by key always hashes it).
+  const auto found = table.find(key);
+  return found == table.end() ? Closed() : table.extract(found);
 }
 
 bool Ledger::close_if(Peer answering, const std::string& key, Expectation expect)
