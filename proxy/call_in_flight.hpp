@@ -39,6 +39,8 @@ struct WrittenContent {
   std::string bytes;               // the text, or its raw JSON string if `raw`
   bool raw = true;                 // decoded only once the answer is relayed
   std::optional<ContentHash> hash{}; // the text's, when the reader hashed it
+  // The text's traits, when what the reader's decoder saw tells them.
+  std::optional<ContentTraits> traits{};
 };
 
 struct CallInFlight {

@@ -558,7 +558,8 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
   if (call.expected && content.text) {
     // start() keeps it or not.
     call.written =
-      WrittenContent{.bytes = std::move(*content.text), .raw = false, .hash = content.hash};
+      WrittenContent{.bytes = std::move(*content.text), .raw = false, .hash = content.hash,
+                     .traits = content.traits};
     content.text.reset();
   }
   start(std::move(line), std::move(call), key, entry, out, now);

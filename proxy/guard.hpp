@@ -277,14 +277,15 @@ private:
     ReadExtent extent = ReadExtent::partial;  // what the agent knows of the result
     std::optional<WrittenContent> written;    // a write's content, to keep
 
-    // The bytes whose hash is `expected`, when at hand.
-    std::optional<std::string_view> expected_bytes() const
+    // The bytes whose hash is `expected`, when at hand, with their traits
+    // when the reader's decoder told them.
+    std::optional<ExpectedBytes> expected_bytes() const
     {
       if (expected_text) {
-        return *expected_text;
+        return ExpectedBytes{*expected_text};
       }
       if (written && !written->raw && written->hash == expected) {
-        return written->bytes;
+        return ExpectedBytes{written->bytes, written->traits};
       }
       return std::nullopt;
     }

@@ -101,8 +101,9 @@ private:
 class Reader : JsonCursor {
 public:
   Reader(std::string_view text, std::optional<ContentHash>& content_hash,
-         std::optional<std::string>* content_text)
-    : JsonCursor(text), m_content_hash(content_hash), m_content_text(content_text)
+         std::optional<std::string>* content_text, std::optional<ContentTraits>* content_traits)
+    : JsonCursor(text), m_content_hash(content_hash), m_content_text(content_text),
+      m_content_traits(content_traits)
   {
   }
 
@@ -285,7 +286,8 @@ private:
         text->reserve(std::min(static_cast<std::size_t>(m_end - m_at), k_decoded_content_bytes));
       }
       ContentSink sink(text);
-      const char* after = decode_json_string(m_at + 1, m_end, sink);
+      DecodedFacts facts;
+      const char* after = decode_json_string(m_at + 1, m_end, sink, facts);
       if (after == nullptr) {
         return false;
       }
@@ -295,6 +297,9 @@ private:
         forget_content_text();
       } else {
         drop_spare_capacity(*text); // reserved for the rest of the line, which may be padding
+        if (m_content_traits != nullptr) {
+          *m_content_traits = traits_from_facts(facts);
+        }
       }
       return true;
     }
@@ -312,6 +317,9 @@ private:
   {
     if (m_content_text != nullptr) {
       m_content_text->reset();
+    }
+    if (m_content_traits != nullptr) {
+      m_content_traits->reset();
     }
   }
 
@@ -447,6 +455,7 @@ private:
 
   std::optional<ContentHash>& m_content_hash;
   std::optional<std::string>* m_content_text; // nullptr: not asked for
+  std::optional<ContentTraits>* m_content_traits; // nullptr: not asked for
   std::string m_key; // an escaped key, decoded
 };
 
@@ -454,14 +463,18 @@ private:
 
 namespace {
 
-// Forgets the content a read found (`content_hash`, and `content_text` if
-// given): before a read, and after one that failed.
+// Forgets the content a read found (`content_hash`, and `content_text` and
+// `content_traits` if given): before a read, and after one that failed.
 void forget_content(std::optional<ContentHash>& content_hash,
-                    std::optional<std::string>* content_text)
+                    std::optional<std::string>* content_text,
+                    std::optional<ContentTraits>* content_traits)
 {
   content_hash.reset();
   if (content_text != nullptr) {
     content_text->reset();
+  }
+  if (content_traits != nullptr) {
+    content_traits->reset();
   }
 }
 
@@ -469,12 +482,13 @@ void forget_content(std::optional<ContentHash>& content_hash,
 
 bool read_json_fast(std::string_view text, nlohmann::json& tree,
                     std::optional<ContentHash>& content_hash,
-                    std::optional<std::string>* content_text)
+                    std::optional<std::string>* content_text,
+                    std::optional<ContentTraits>* content_traits)
 {
-  Reader reader(text, content_hash, content_text);
-  forget_content(content_hash, content_text);
+  Reader reader(text, content_hash, content_text, content_traits);
+  forget_content(content_hash, content_text, content_traits);
   if (!reader.read_document(tree)) {
-    forget_content(content_hash, content_text);
+    forget_content(content_hash, content_text, content_traits);
     return false;
   }
   return true;
@@ -482,13 +496,14 @@ bool read_json_fast(std::string_view text, nlohmann::json& tree,
 
 const char* read_arguments_fast(std::string_view text, nlohmann::json& tree,
                                 std::optional<ContentHash>& content_hash,
-                                std::optional<std::string>* content_text)
+                                std::optional<std::string>* content_text,
+                                std::optional<ContentTraits>* content_traits)
 {
-  Reader reader(text, content_hash, content_text);
-  forget_content(content_hash, content_text);
+  Reader reader(text, content_hash, content_text, content_traits);
+  forget_content(content_hash, content_text, content_traits);
   const char* const end = reader.read_arguments(tree);
   if (end == nullptr) {
-    forget_content(content_hash, content_text);
+    forget_content(content_hash, content_text, content_traits);
   }
   return end;
 }

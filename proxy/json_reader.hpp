@@ -38,20 +38,25 @@ inline constexpr std::size_t k_decoded_content_bytes = 1024 * 1024;
 //
 // If `content_text` is given, it is set to params.arguments.content decoded
 // (the bytes `content_hash` hashes) when that is a string of at most
-// k_decoded_content_bytes bytes, and reset otherwise.
+// k_decoded_content_bytes bytes, and reset otherwise. If `content_traits`
+// is given too, it is set with `content_text` to that text's ContentTraits
+// where what the decoder saw tells them (traits_from_facts in
+// json_string.hpp), and reset otherwise: then scan the text for them.
 bool read_json_fast(std::string_view text, nlohmann::json& tree,
                     std::optional<ContentHash>& content_hash,
-                    std::optional<std::string>* content_text = nullptr);
+                    std::optional<std::string>* content_text = nullptr,
+                    std::optional<ContentTraits>* content_traits = nullptr);
 
 // The JSON value at the start of `text`, params.arguments of a client
 // request, read into `tree` (reused) exactly as read_json_fast() reads it
 // inside a request: the same tree, content left out and hashed
-// (`content_hash`, `content_text` as there), the same refusals, nested no
-// deeper than it may be there. Returns the byte after the value, or
+// (`content_hash`, `content_text`, `content_traits` as there), the same
+// refusals, nested no deeper than it may be there. Returns the byte after the value, or
 // nullptr where read_json_fast() would give up on the request (the caller
 // then takes the full path). The bytes after the value are not read.
 const char* read_arguments_fast(std::string_view text, nlohmann::json& tree,
                                 std::optional<ContentHash>& content_hash,
-                                std::optional<std::string>* content_text);
+                                std::optional<std::string>* content_text,
+                                std::optional<ContentTraits>* content_traits = nullptr);
 
 } // namespace fsguard

@@ -548,6 +548,12 @@ const char* decode_json_string(const char* begin, const char* end_of_text, ByteS
   return decode_in_blocks(begin, end_of_text, sink, simd, unused);
 }
 
+const char* decode_json_string(const char* begin, const char* end_of_text, ByteSink& sink,
+                               DecodedFacts& facts, Simd simd)
+{
+  return decode_in_blocks(begin, end_of_text, sink, simd, facts);
+}
+
 const char* decode_json_string(const char* begin, const char* end_of_text, DecodedText& out,
                                Simd simd)
 {
@@ -555,10 +561,18 @@ const char* decode_json_string(const char* begin, const char* end_of_text, Decod
   return decode_in_blocks(begin, end_of_text, sink, simd, out.facts);
 }
 
+std::optional<ContentTraits> traits_from_facts(const DecodedFacts& facts)
+{
+  if (facts.carriage_return) {
+    return std::nullopt;
+  }
+  return ContentTraits{.valid_utf8 = true, .bare_cr = false};
+}
+
 ContentTraits content_traits(const DecodedText& decoded)
 {
-  if (!decoded.facts.non_ascii && !decoded.facts.carriage_return) {
-    return ContentTraits{.valid_utf8 = true, .bare_cr = false};
+  if (const auto traits = traits_from_facts(decoded.facts)) {
+    return *traits;
   }
   return content_traits(decoded.text);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -49,6 +50,17 @@ struct DecodedFacts {
   bool operator==(const DecodedFacts&) const = default;
 };
 
+// Decodes as decode_json_string() above, passing the bytes to `sink` and
+// noting in `facts` what it saw of them.
+const char* decode_json_string(const char* at, const char* end, ByteSink& sink,
+                               DecodedFacts& facts, Simd simd = Simd::best);
+
+// The ContentTraits of a text decode_json_string() decoded, from the
+// `facts` it noted, when they tell them: the decoder refuses all but valid
+// UTF-8, and a text with no "\r" has no bare one. Nothing when a "\r" was
+// written: only a scan of the text tells whether a "\n" follows each.
+std::optional<ContentTraits> traits_from_facts(const DecodedFacts& facts);
+
 // A JSON string decoded, and what the decoder saw of it.
 struct DecodedText {
   std::string text;
@@ -60,8 +72,8 @@ struct DecodedText {
 const char* decode_json_string(const char* at, const char* end, DecodedText& out,
                                Simd simd = Simd::best);
 
-// The ContentTraits of `decoded.text`: known without a scan when it is
-// ASCII with no "\r" (ASCII is valid UTF-8), as most text is.
+// The ContentTraits of `decoded.text`: from its facts (traits_from_facts)
+// when it holds no "\r", as most text does; else from a scan.
 ContentTraits content_traits(const DecodedText& decoded);
 
 // Whether `decoded.text` holds U+FFFD, which only a non-ASCII text can.

@@ -571,7 +571,8 @@ ClientMessage parse_client_message(std::string_view line)
 void parse_client_message(std::string_view line, ClientMessage& message)
 {
   message.kind = MessageKind::invalid;
-  if (!read_json_fast(line, message.body, message.content.hash, &message.content.text)) {
+  if (!read_json_fast(line, message.body, message.content.hash, &message.content.text,
+                      &message.content.traits)) {
     // What the fast reader built before it gave up goes first: the full
     // parser builds the whole tree again.
     release_tree(message.body);

@@ -39,6 +39,9 @@ struct ContentArgument {
   // Those bytes, when at most k_decoded_content_bytes (see read_json_fast):
   // what a write puts in the file, for the guard to keep once written.
   std::optional<std::string> text{};
+  // The traits of `text`, when what the decoder saw tells them (see
+  // read_json_fast); nothing: scan it.
+  std::optional<ContentTraits> traits{};
 };
 
 struct ClientMessage {

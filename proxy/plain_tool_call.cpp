@@ -125,7 +125,8 @@ private:
   {
     const char* const after =
       read_arguments_fast(std::string_view(m_at, static_cast<std::size_t>(m_end - m_at)),
-                          m_arguments->tree, m_arguments->content.hash, &m_arguments->content.text);
+                          m_arguments->tree, m_arguments->content.hash, &m_arguments->content.text,
+                          &m_arguments->content.traits);
     if (after == nullptr) {
       return false;
     }
@@ -145,7 +146,8 @@ private:
     }
     const char* const after = read_arguments_fast(m_raw_arguments, m_arguments->tree,
                                                   m_arguments->content.hash,
-                                                  &m_arguments->content.text);
+                                                  &m_arguments->content.text,
+                                                  &m_arguments->content.traits);
     return after == m_raw_arguments.data() + m_raw_arguments.size();
   }
 

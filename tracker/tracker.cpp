@@ -446,7 +446,7 @@ std::optional<Veto> Tracker::veto_for_write(const std::string& path, WriteKind k
 const SeenRecord* Tracker::finish_write(const std::string& path,
                                         const std::optional<ContentHash>& expected,
                                         ReadExtent extent, std::uint64_t sent_at,
-                                        std::optional<std::string_view> expected_bytes)
+                                        std::optional<ExpectedBytes> expected_bytes)
 {
   ++m_generation;
   // Taken from the bytes written where the stat could not vouch for them
@@ -489,7 +489,7 @@ const SeenRecord* Tracker::finish_write(const std::string& path,
 
 std::optional<Fingerprint> Tracker::expected_fingerprint(const std::string& path,
                                                          const ContentHash& expected,
-                                                         std::string_view expected_bytes)
+                                                         const ExpectedBytes& expected_bytes)
 {
   const std::int64_t now = m_disk.now_ns();
   const auto stat = m_disk.stat(path);
@@ -497,7 +497,9 @@ std::optional<Fingerprint> Tracker::expected_fingerprint(const std::string& path
       || !racy(Fingerprint{*stat, {}, now})) {
     return std::nullopt; // gone or odd (the fingerprint says so), or a stat that can vouch
   }
-  return Fingerprint{*stat, expected, now, content_traits(expected_bytes)};
+  const ContentTraits traits =
+    expected_bytes.traits ? *expected_bytes.traits : content_traits(expected_bytes.bytes);
+  return Fingerprint{*stat, expected, now, traits};
 }
 
 void Tracker::record_shown(const std::string& path, const Fingerprint& fingerprint,

@@ -22,6 +22,13 @@ namespace fsguard {
 
 enum class ReadExtent { whole, partial };
 
+// The bytes a change should have left, and their ContentTraits when the
+// caller knows them already (nothing: scanned from `bytes` if needed).
+struct ExpectedBytes {
+  std::string_view bytes;
+  std::optional<ContentTraits> traits{};
+};
+
 // How a read showed the agent the bytes of a file.
 enum class ReadView {
   bytes,      // exactly (base64: read_media_file)
@@ -182,7 +189,7 @@ public:
   // after an edit no more than the read that licensed it.
   // `sent_at` is the moment the agent sent the write: it knows its content
   // from then on. `expected_bytes`, when at hand, are the bytes whose hash
-  // is `expected`: while the file's stat is racy (as it is just after a
+  // is `expected` (with their traits, if known): while the file's stat is racy (as it is just after a
   // write) no stat could vouch for it anyway, so the record is taken from
   // them and the stat without reading the file back; the next check
   // compares the file's content with `expected`, and finds any other
@@ -190,7 +197,7 @@ public:
   // gone or odd), valid until the tracker next changes.
   const SeenRecord* finish_write(const std::string& path, const std::optional<ContentHash>& expected,
                     ReadExtent extent = ReadExtent::whole, std::uint64_t sent_at = 0,
-                    std::optional<std::string_view> expected_bytes = std::nullopt);
+                    std::optional<ExpectedBytes> expected_bytes = std::nullopt);
 
   // Records that fsguard itself showed the agent the whole content of `path`
   // as `fingerprint` holds it, as text, at moment `shown_at`: a veto whose
@@ -253,12 +260,13 @@ private:
   using Records = std::unordered_map<std::string, SeenRecord, StringKeyHash>;
 
   // The fingerprint of `path` just after a write that should have left
-  // `expected_bytes` (hashing to `expected`), from its stat and those bytes,
+  // `expected_bytes` (hashing to `expected`), from its stat and those bytes
+  // (their traits as given, else scanned),
   // when the stat is racy (it could not vouch for any content); nothing
   // when it could, or the file is gone or odd: then read it back.
   std::optional<Fingerprint> expected_fingerprint(const std::string& path,
                                                   const ContentHash& expected,
-                                                  std::string_view expected_bytes);
+                                                  const ExpectedBytes& expected_bytes);
   // Adds `path` to the paths whose records may owe a hash.
   void owe_hash(const std::string& path);
   // Takes `path` (once) off the paths whose records may owe a hash.

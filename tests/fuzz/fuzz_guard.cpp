@@ -108,6 +108,7 @@ void check_plain_tool_call(std::string_view input, const ClientMessage& message)
     check(full == arguments.tree && same_types(full, arguments.tree));
     check(message.content.hash == arguments.content.hash);
     check(message.content.text == arguments.content.text);
+    check(message.content.traits == arguments.content.traits);
   }
   const auto call = guarded;
   if (!call) {

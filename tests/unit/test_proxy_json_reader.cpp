@@ -318,11 +318,18 @@ TEST_SUITE("json_reader")
     nlohmann::json tree;
     std::optional<ContentHash> content_hash;
     std::optional<std::string> content_text;
+    std::optional<ContentTraits> traits;
     const auto write = [](const std::string& raw_content) {
       return R"({"params":{"arguments":{"path":"/a","content":")" + raw_content + R"("}}})";
     };
-    REQUIRE(read_json_fast(write(R"(caf\u00e9\n)"), tree, content_hash, &content_text));
+    REQUIRE(read_json_fast(write(R"(caf\u00e9\n)"), tree, content_hash, &content_text, &traits));
     CHECK(content_text == "caf\xC3\xA9\n");
+    CHECK(traits == ContentTraits{.valid_utf8 = true, .bare_cr = false});
+    // A "\r" leaves the traits to a scan of the text.
+    REQUIRE(read_json_fast(write(R"(a\r\nb)"), tree, content_hash, &content_text, &traits));
+    CHECK(content_text == "a\r\nb");
+    CHECK_FALSE(traits.has_value());
+    traits = ContentTraits{};
     for (const std::size_t size : {k_decoded_content_bytes, k_decoded_content_bytes + 1}) {
       CAPTURE(size);
       // Escapes, so that the text is decoded in many pieces on its way past the limit.
@@ -332,17 +339,23 @@ TEST_SUITE("json_reader")
         raw += decoded.size() % 100 == 0 ? "\\n" : "x";
         decoded += decoded.size() % 100 == 0 ? '\n' : 'x';
       }
-      REQUIRE(read_json_fast(write(raw), tree, content_hash, &content_text));
+      REQUIRE(read_json_fast(write(raw), tree, content_hash, &content_text, &traits));
       REQUIRE(content_hash.has_value());
       CHECK(*content_hash == hash_bytes(decoded));
       CHECK(content_text.has_value() == (size <= k_decoded_content_bytes));
+      CHECK(traits.has_value() == content_text.has_value()); // none for a text not kept
       if (content_text) {
         CHECK(*content_text == decoded);
       }
     }
     REQUIRE(read_json_fast(R"({"params":{"arguments":{"content":"first","content":5}}})", tree,
-                           content_hash, &content_text));
+                           content_hash, &content_text, &traits));
     CHECK_FALSE(content_text.has_value());
+    CHECK_FALSE(traits.has_value());
+    REQUIRE(read_json_fast(write("x"), tree, content_hash, &content_text, &traits));
+    REQUIRE(traits.has_value());
+    CHECK_FALSE(read_json_fast(write("x") + ",", tree, content_hash, &content_text, &traits));
+    CHECK_FALSE(traits.has_value()); // a line not read leaves none
     REQUIRE(read_json_fast(R"({"params":{"arguments":{"content":"first"},"arguments":{}}})", tree,
                            content_hash, &content_text));
     CHECK_FALSE(content_text.has_value());

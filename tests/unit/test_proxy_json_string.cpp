@@ -255,20 +255,78 @@ TEST_SUITE("json_string")
     }
   }
 
-  TEST_CASE("a decoded text's traits and U+FFFD come from its facts when it is ASCII, from a scan otherwise")
+  TEST_CASE("a decoded text's traits come from its facts when it holds no carriage return, its U+FFFD when it is ASCII")
   {
     // Facts that rule the scans out are taken at their word: these lie, to
     // show that no scan is made (the decoder's never lie: see decoded()).
     CHECK(content_traits(DecodedText{"a\rb\xC3", {}})
           == ContentTraits{.valid_utf8 = true, .bare_cr = false});
+    CHECK(content_traits(DecodedText{"a\rb\xC3", {.non_ascii = true}})
+          == ContentTraits{.valid_utf8 = true, .bare_cr = false}); // the decoder refuses invalid UTF-8
     CHECK_FALSE(holds_replacement_character(DecodedText{"\xEF\xBF\xBD", {}}));
     // Facts that call for the scans: the scans decide.
     CHECK(content_traits(DecodedText{"a\rb", {.carriage_return = true}}).bare_cr);
     CHECK_FALSE(content_traits(DecodedText{"a\r\nb", {.carriage_return = true}}).bare_cr);
-    CHECK_FALSE(content_traits(DecodedText{"\xC3", {.non_ascii = true}}).valid_utf8);
+    CHECK_FALSE(content_traits(DecodedText{"\xC3", {.non_ascii = true, .carriage_return = true}})
+                  .valid_utf8);
     CHECK(content_traits(DecodedText{"\xC3\xA9", {.non_ascii = true}}).valid_utf8);
     CHECK(holds_replacement_character(DecodedText{"a\xEF\xBF\xBD", {.non_ascii = true}}));
     CHECK_FALSE(holds_replacement_character(DecodedText{"\xC3\xA9", {.non_ascii = true}}));
+  }
+
+  TEST_CASE("the traits a decoded text's facts tell are the traits a scan of it finds")
+  {
+    const std::string plain(40, 'p'); // past a block, so the odd piece is met after one
+    std::vector<std::string> literals = {
+      R"("")",
+      R"("one line\n")",
+      R"("no final newline")",
+      R"("crlf\r\nlines\r\n")",
+      R"("bare\rcarriage return")",
+      R"("ends in a carriage return\r")",
+      R"("mixed\r\nand\nand\rthat")",
+      R"("\r")",
+      R"("\r\n")",
+      R"("\n\r")",
+      R"("escaped \u000d\u000a crlf")",
+      R"("escaped \u000D bare")",
+      R"("\t\"\\\/\b\f \u0000 \u007f")",
+      "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\\n\"",
+      "\"caf\xC3\xA9\\r\\n\"",
+      "\"caf\xC3\xA9\\r\"",
+      R"("\u00e9\u20ac\ud83d\ude00\uffff\ufffd")",
+      "\"\xF4\x8F\xBF\xBF\xED\x9F\xBF\xEF\xBF\xBF\"",
+      "\"" + plain + R"(\r\n)" + plain + R"(\r)" + plain + "\"",
+      "\"" + plain + "\xC3\xA9" + plain + R"(\n)" + plain + "\"",
+    };
+    std::mt19937 random(20261124);
+    for (int round = 0; round < 5'000; ++round) {
+      literals.push_back(random_literal(random));
+    }
+    int told = 0;
+    int scanned = 0;
+    for (const std::string& literal : literals) {
+      CAPTURE(literal);
+      for (const Simd simd : {Simd::best, Simd::sse2, Simd::none}) {
+        const auto text = decoded_text_with(literal, simd);
+        if (!text) {
+          continue;
+        }
+        const ContentTraits scan = content_traits(std::string_view(text->text));
+        const auto told_traits = traits_from_facts(text->facts);
+        // Told whenever there is no "\r" to scan for.
+        CHECK(told_traits.has_value() == (text->text.find('\r') == std::string::npos));
+        if (told_traits) {
+          CHECK(*told_traits == scan);
+          ++told;
+        } else {
+          ++scanned;
+        }
+        CHECK(content_traits(*text) == scan);
+      }
+    }
+    CHECK(told > 1000);
+    CHECK(scanned > 100);
   }
 
   TEST_CASE("literals the full parser would reject or repair are left to it")
@@ -632,6 +690,13 @@ TEST_SUITE("json_string")
       CHECK(message.body == reference);
       REQUIRE(message.content.hash.has_value());
       CHECK(*message.content.hash == hash_bytes(text));
+      REQUIRE(message.content.text.has_value());
+      CHECK(*message.content.text == text);
+      // Traits told by the decoder's facts are the traits a scan finds.
+      CHECK(message.content.traits.has_value() == (text.find('\r') == std::string::npos));
+      if (message.content.traits) {
+        CHECK(*message.content.traits == content_traits(std::string_view(text)));
+      }
     }
   }
 

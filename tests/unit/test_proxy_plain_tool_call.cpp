@@ -50,6 +50,7 @@ void check_arguments_agree(std::string_view line, const PlainCallArguments& argu
   CHECK(full.type() == arguments.tree.type());
   CHECK(message.content.hash == arguments.content.hash);
   CHECK(message.content.text == arguments.content.text);
+  CHECK(message.content.traits == arguments.content.traits);
 }
 
 // What the scan accepted, the full parse reads the same way.

@@ -234,7 +234,7 @@ TEST_SUITE("tracker")
     f.disk.write(k_file, "agent wrote this\n");
     const int before = f.disk.hash_calls;
     f.tracker.finish_write(k_file, fsguard::testing::fake_hash("agent wrote this\n"),
-                           ReadExtent::whole, 0, "agent wrote this\n");
+                           ReadExtent::whole, 0, ExpectedBytes{"agent wrote this\n"});
     CHECK(f.disk.hash_calls == before);
     const SeenRecord* record = f.tracker.find(k_file);
     REQUIRE(record != nullptr);
@@ -247,6 +247,27 @@ TEST_SUITE("tracker")
     CHECK(code_of(f.overwrite()) == VetoCode::changed);
   }
 
+  TEST_CASE("a write's bytes at hand with their traits give the record those traits unscanned")
+  {
+    Fixture f;
+    f.read();
+    f.disk.advance(k_tick);
+    f.disk.write(k_file, "a\rb");
+    // Traits the bytes do not have: taken at their word, so none were scanned.
+    const ContentTraits told{.valid_utf8 = false, .bare_cr = false};
+    f.tracker.finish_write(k_file, fsguard::testing::fake_hash("a\rb"), ReadExtent::whole, 0,
+                           ExpectedBytes{"a\rb", told});
+    const SeenRecord* record = f.tracker.find(k_file);
+    REQUIRE(record != nullptr);
+    CHECK(record->traits == told);
+    // Without them, the bytes are scanned.
+    f.tracker.finish_write(k_file, fsguard::testing::fake_hash("a\rb"), ReadExtent::whole, 0,
+                           ExpectedBytes{"a\rb"});
+    record = f.tracker.find(k_file);
+    REQUIRE(record != nullptr);
+    CHECK(record->traits == content_traits("a\rb"));
+  }
+
   TEST_CASE("a write's bytes at hand do not hide another writer that landed before the record")
   {
     Fixture f;
@@ -254,7 +275,7 @@ TEST_SUITE("tracker")
     f.disk.advance(k_tick);
     f.disk.write(k_file, "someone else\n"); // after the agent's write, before its record
     f.tracker.finish_write(k_file, fsguard::testing::fake_hash("agent wrote this\n"),
-                           ReadExtent::whole, 0, "agent wrote this\n");
+                           ReadExtent::whole, 0, ExpectedBytes{"agent wrote this\n"});
     CHECK(code_of(f.overwrite()) == VetoCode::changed);
     CHECK(code_of(f.edit()) == VetoCode::changed);
   }
@@ -268,7 +289,7 @@ TEST_SUITE("tracker")
     f.disk.advance(k_later); // recorded long after the write (a slow client)
     const int before = f.disk.hash_calls;
     f.tracker.finish_write(k_file, fsguard::testing::fake_hash("agent wrote this\n"),
-                           ReadExtent::whole, 0, "agent wrote this\n");
+                           ReadExtent::whole, 0, ExpectedBytes{"agent wrote this\n"});
     CHECK(f.disk.hash_calls > before); // read back: its stat vouches from now on
     const SeenRecord* record = f.tracker.find(k_file);
     REQUIRE(record != nullptr);
@@ -299,7 +320,7 @@ TEST_SUITE("tracker")
     f.disk.write(created, "created\n");
     const SeenRecord* written =
       f.tracker.finish_write(created, fsguard::testing::fake_hash("created\n"), ReadExtent::whole,
-                             7, "created\n");
+                             7, ExpectedBytes{"created\n"});
     REQUIRE(written != nullptr);
     CHECK(written == f.tracker.find(created));
     CHECK(written->hash == fsguard::testing::fake_hash("created\n"));
