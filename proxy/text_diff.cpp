@@ -210,32 +210,35 @@ std::optional<std::vector<MergeRegion>> merge_regions(std::string_view base,
   const std::string split = std::string(k_marker_size, '=') + "\n";
   const std::string end = std::string(k_marker_size, '>') + " t\n";
   std::vector<MergeRegion> regions;
-  enum class Part { merged, ours, base, theirs } part = Part::merged;
+  // "in_": GCC 12's -Wshadow takes a scoped enumerator for a local.
+  enum class Part { in_merged, in_ours, in_base, in_theirs } part = Part::in_merged;
   for (std::size_t at = 0; at < text.size();) {
     const auto newline = text.find('\n', at);
     const std::size_t next = newline == std::string::npos ? text.size() : newline + 1;
     const std::string_view line(text.data() + at, next - at);
     at = next;
-    if (line == start && part == Part::merged) {
+    if (line == start && part == Part::in_merged) {
       regions.push_back(MergeRegion{true, {}, {}, {}, {}});
-      part = Part::ours;
-    } else if (line == middle && part == Part::ours) {
-      part = Part::base;
-    } else if (line == split && part == Part::base) {
-      part = Part::theirs;
-    } else if (line == end && part == Part::theirs) {
-      part = Part::merged;
-    } else if (part == Part::merged) {
+      part = Part::in_ours;
+    } else if (line == middle && part == Part::in_ours) {
+      part = Part::in_base;
+    } else if (line == split && part == Part::in_base) {
+      part = Part::in_theirs;
+    } else if (line == end && part == Part::in_theirs) {
+      part = Part::in_merged;
+    } else if (part == Part::in_merged) {
       if (regions.empty() || regions.back().conflict) {
         regions.push_back(MergeRegion{});
       }
       regions.back().merged += line;
     } else {
       MergeRegion& region = regions.back();
-      (part == Part::ours ? region.ours : part == Part::base ? region.base : region.theirs) += line;
+      (part == Part::in_ours   ? region.ours
+       : part == Part::in_base ? region.base
+                               : region.theirs) += line;
     }
   }
-  if (part != Part::merged) {
+  if (part != Part::in_merged) {
     return std::nullopt; // markers out of order
   }
   return regions;
