@@ -225,8 +225,9 @@ TEST_SUITE("message")
   {
     for (const std::string space : {" ", "\t", "\r", "\n"}) {
       CAPTURE(space);
-      const auto skimmed =
-        skim_message(R"({"result":{"isError":true)" + space + R"(},"id":-12.5e3)" + space + "}");
+      // The skim's views point into the line, which must outlive them.
+      const std::string line = R"({"result":{"isError":true)" + space + R"(},"id":-12.5e3)" + space + "}";
+      const auto skimmed = skim_message(line);
       CHECK(skimmed.raw_id == "-12.5e3");
       CHECK(skimmed.result.raw_is_error == "true");
     }
