@@ -1,4 +1,3 @@
-
 // The session's guard: the ledger of requests in flight, the order of
 // guarded calls (held behind earlier calls on the same file, decided when
 // they run), and the record of what each guarded answer showed or changed.

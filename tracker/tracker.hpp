@@ -189,15 +189,16 @@ public:
   // after an edit no more than the read that licensed it.
   // `sent_at` is the moment the agent sent the write: it knows its content
   // from then on. `expected_bytes`, when at hand, are the bytes whose hash
-  // is `expected` (with their traits, if known): while the file's stat is racy (as it is just after a
-  // write) no stat could vouch for it anyway, so the record is taken from
-  // them and the stat without reading the file back; the next check
-  // compares the file's content with `expected`, and finds any other
-  // writer there. Returns the record it leaves (null: none, the file is
-  // gone or odd), valid until the tracker next changes.
-  const SeenRecord* finish_write(const std::string& path, const std::optional<ContentHash>& expected,
-                    ReadExtent extent = ReadExtent::whole, std::uint64_t sent_at = 0,
-                    std::optional<ExpectedBytes> expected_bytes = std::nullopt);
+  // is `expected` (with their traits, if known): while the file's stat is
+  // racy (as it is just after a write) no stat could vouch for it anyway,
+  // so the record is taken from them and the stat without reading the file
+  // back; the next check compares the file's content with `expected`, and
+  // finds any other writer there. Returns the record it leaves (null: none,
+  // the file is gone or odd), valid until the tracker next changes.
+  const SeenRecord* finish_write(const std::string& path,
+                                 const std::optional<ContentHash>& expected,
+                                 ReadExtent extent = ReadExtent::whole, std::uint64_t sent_at = 0,
+                                 std::optional<ExpectedBytes> expected_bytes = std::nullopt);
 
   // Records that fsguard itself showed the agent the whole content of `path`
   // as `fingerprint` holds it, as text, at moment `shown_at`: a veto whose
@@ -261,9 +262,9 @@ private:
 
   // The fingerprint of `path` just after a write that should have left
   // `expected_bytes` (hashing to `expected`), from its stat and those bytes
-  // (their traits as given, else scanned),
-  // when the stat is racy (it could not vouch for any content); nothing
-  // when it could, or the file is gone or odd: then read it back.
+  // (their traits as given, else scanned), when the stat is racy (it could
+  // not vouch for any content); nothing when it could, or the file is gone
+  // or odd: then read it back.
   std::optional<Fingerprint> expected_fingerprint(const std::string& path,
                                                   const ContentHash& expected,
                                                   const ExpectedBytes& expected_bytes);
