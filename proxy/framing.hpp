@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <string>
 #include <string_view>
@@ -58,22 +59,75 @@ public:
 
   void set_max_line_bytes(std::size_t max_line_bytes) { m_max_line_bytes = max_line_bytes; }
 
+  // The next line, or the end.
   Task<LineEvent> next()
   {
-    for (;;) {
-      if (auto event = take_buffered_line(); event.status != LineStatus::eof) {
-        co_return event;
-      }
-      if (m_eof) {
-        co_return take_unterminated_line();
-      }
-      // The read is awaited here rather than in a coroutine of its own:
-      // one frame fewer per line.
-      const auto [error, count] = co_await m_stream.async_read_some(room_to_read(), k_use);
-      note_read(error, count);
+    auto event = try_next();
+    while (!event) {
+      note_read(co_await read_more());
+      event = try_next();
+    }
+    co_return *event;
+  }
+
+  // The next line, or the end, if the bytes read so far tell it; nothing
+  // when read_more() must come first. A caller on the hot path awaits that
+  // in its own coroutine, as next() does: a coroutine frame less a line.
+  std::optional<LineEvent> try_next()
+  {
+    if (auto event = take_buffered_line(); event.status != LineStatus::eof) {
+      return event;
+    }
+    if (m_eof) {
+      return take_unterminated_line();
+    }
+    return std::nullopt;
+  }
+
+  // Reads what the stream has into the room after the bytes read, for
+  // note_read() to take in.
+  auto read_more() { return m_stream.async_read_some(room_to_read(), k_use); }
+
+  // Takes in what read_more() read (an error code and a count); an error,
+  // EOF among them, ends the stream.
+  template <class Read>
+  void note_read(const Read& read)
+  {
+    const auto& [error, count] = read;
+    m_end += count;
+    m_buffer->set_used(m_end); // and no read is pending
+    if (error) {
+      m_eof = true;
     }
   }
 
+private:
+  // Makes room after the bytes read for the next read, and returns it.
+  boost::asio::mutable_buffer room_to_read()
+  {
+    const std::size_t partial = m_end - m_line_start;
+    const bool full = m_end == m_buffer->size();
+    // Move the partial line to the front when that is cheap, or when the
+    // buffer is full and the line takes at most half of it (so the buffer
+    // never grows past twice the longest line); otherwise a full buffer
+    // grows, and a long line's bytes stay where they are.
+    if (m_line_start > 0 && (partial <= k_move_at_most || (full && partial <= m_buffer->size() / 2))) {
+      std::memmove(m_buffer->data(), m_buffer->data() + m_line_start, partial);
+      m_end = partial;
+      m_scanned -= m_line_start;
+      m_line_start = 0;
+    } else if (full) {
+      m_buffer->grow(2 * m_buffer->size());
+    }
+    // At most k_read_bytes at a time (a pipe holds no more), so that the
+    // room a pending read may fill, which the heap trimmer must leave be,
+    // stays within what it keeps anyway while fsguard waits for a line.
+    const std::size_t room = std::min(m_buffer->size() - m_end, k_read_bytes);
+    m_buffer->set_used(m_end, room);
+    return boost::asio::buffer(m_buffer->data() + m_end, room);
+  }
+
+public:
   // The line that next() just returned, with its newline, as a string of
   // its own.
   std::string take_line()
@@ -93,7 +147,6 @@ public:
   // the reader finds it gone rather than dangling.
   std::weak_ptr<LineBuffer> buffer() const { return m_buffer; }
 
-private:
 public:
   // The buffer's size at first, and what it keeps when idle.
   static constexpr std::size_t k_buffer_bytes = 256 * 1024;
@@ -152,42 +205,6 @@ private:
       return LineEvent{LineStatus::line, std::string_view(m_buffer->data() + m_taken_begin, length)};
     }
     return LineEvent{LineStatus::eof, {}};
-  }
-
-  // Makes room after the bytes read for the next read, and returns it.
-  boost::asio::mutable_buffer room_to_read()
-  {
-    const std::size_t partial = m_end - m_line_start;
-    const bool full = m_end == m_buffer->size();
-    // Move the partial line to the front when that is cheap, or when the
-    // buffer is full and the line takes at most half of it (so the buffer
-    // never grows past twice the longest line); otherwise a full buffer
-    // grows, and a long line's bytes stay where they are.
-    if (m_line_start > 0 && (partial <= k_move_at_most || (full && partial <= m_buffer->size() / 2))) {
-      std::memmove(m_buffer->data(), m_buffer->data() + m_line_start, partial);
-      m_end = partial;
-      m_scanned -= m_line_start;
-      m_line_start = 0;
-    } else if (full) {
-      m_buffer->grow(2 * m_buffer->size());
-    }
-    // At most k_read_bytes at a time (a pipe holds no more), so that the
-    // room a pending read may fill, which the heap trimmer must leave be,
-    // stays within what it keeps anyway while fsguard waits for a line.
-    const std::size_t room = std::min(m_buffer->size() - m_end, k_read_bytes);
-    m_buffer->set_used(m_end, room);
-    return boost::asio::buffer(m_buffer->data() + m_end, room);
-  }
-
-  // Takes in the `count` bytes a read put in the room_to_read(); an error
-  // (EOF among them) ends the stream.
-  void note_read(const boost::system::error_code& error, std::size_t count)
-  {
-    m_end += count;
-    m_buffer->set_used(m_end); // and no read is pending
-    if (error) {
-      m_eof = true;
-    }
   }
 
   Stream& m_stream;

@@ -24,6 +24,12 @@ struct Outbox {
 
   void say(LogLevel level, std::string text) { log.push_back({level, std::move(text)}); }
 
+  // Whether nothing is left in it to send, log or audit.
+  bool empty() const
+  {
+    return to_upstream.empty() && to_client.empty() && log.empty() && decisions.empty();
+  }
+
   // Empties it, keeping the vectors' room: one Outbox serves every client
   // line, without allocating its vectors again for each.
   void clear()

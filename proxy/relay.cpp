@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -190,7 +191,12 @@ Task<void> relay_client_to_upstream(Session& session)
   PlainCallArguments plain; // and a plain call's arguments into the last one's
   for (;;) {
     reader.set_max_line_bytes(session.config.max_line_bytes); // it may be reloaded
-    const LineEvent event = co_await reader.next();
+    auto next = reader.try_next(); // as reader.next(), in this coroutine's frame
+    while (!next) {
+      reader.note_read(co_await reader.read_more());
+      next = reader.try_next();
+    }
+    const LineEvent event = *next;
     if (event.status == LineStatus::eof || session.client_done) {
       break;
     }
@@ -258,9 +264,27 @@ std::optional<SkimmedMessage> parse_upstream_line(std::string_view text,
   return message;
 }
 
+// What handle_upstream_line() could not send at once, to be sent in this
+// order before the next line is read: the rest of the line, which is still
+// in the reader's buffer, then what the guard queued.
+struct UpstreamLineLeft {
+  std::optional<std::string_view> line_rest; // "" if only its newline is left
+  Outbox out; // reused from line to line: flush() empties it
+};
+
+// Writes `text`, an upstream line, to the client as far as the client's
+// pipe takes it at once; the rest is left in `left`.
+void relay_at_once(Session& session, std::string_view text, UpstreamLineLeft& left)
+{
+  left.line_rest = session.to_client.try_write(text);
+}
+
 // Handles one upstream line, `text` (without its newline; it stays in the
-// reader's buffer, and is written to the client from there).
-Task<void> handle_upstream_line(Session& session, std::string_view text)
+// reader's buffer, and is written to the client from there), sending what
+// the pipes take at once and leaving the rest in `left`, which comes
+// empty. Not a coroutine: most lines are sent at once, and a coroutine
+// would cost a frame for each.
+void handle_upstream_line(Session& session, std::string_view text, UpstreamLineLeft& left)
 {
   session.upstream.note_answer();
   // The answer to a call fsguard only relays goes on without a skim: its
@@ -268,10 +292,8 @@ Task<void> handle_upstream_line(Session& session, std::string_view text)
   // where the skim would drop it; the guard learns nothing from either.)
   if (const std::string key = answer_key_from_ends(text);
       !key.empty() && session.guard.close_relayed_request(key)) {
-    if (const auto rest = session.to_client.try_write(text)) {
-      co_await session.to_client.write(*rest);
-    }
-    co_return;
+    relay_at_once(session, text, left);
+    return;
   }
   SkimmedMessage skimmed = skim_message(text);
   std::string raw_id;
@@ -283,7 +305,7 @@ Task<void> handle_upstream_line(Session& session, std::string_view text)
       session.log.warn("the upstream wrote a line that is not JSON-RPC to stdout (not relayed): "
                        + std::string(text.substr(0, k_shown))
                        + (text.size() > k_shown ? "..." : ""));
-      co_return;
+      return;
     }
     skimmed = *parsed;
   }
@@ -295,31 +317,32 @@ Task<void> handle_upstream_line(Session& session, std::string_view text)
         session.guard.on_upstream_request(key, method.get_ref<const std::string&>());
       }
     } else if (skimmed.has_result_or_error) {
-      Outbox out;
-      if (session.guard.on_upstream_response(key, text, skimmed, out)) {
-        if (const auto rest = session.to_client.try_write(text)) {
-          co_await session.to_client.write(*rest);
-        }
+      if (session.guard.on_upstream_response(key, text, skimmed, left.out)) {
+        relay_at_once(session, text, left);
       }
       session.guard.settle_reads();
-      if (!flush_at_once(session, out)) {
-        co_await flush(session, out);
+      if (!left.line_rest) {
+        flush_at_once(session, left.out); // else after the line's rest
       }
-      co_return;
+      return;
     }
   }
-  if (const auto rest = session.to_client.try_write(text)) {
-    co_await session.to_client.write(*rest);
-  }
+  relay_at_once(session, text, left);
 }
 
 Task<void> relay_upstream_to_client(Session& session)
 {
   LineReader reader(session.upstream.output(), session.config.max_line_bytes);
   session.heap_trimmer.watch(reader.buffer(), reader.k_buffer_bytes);
+  UpstreamLineLeft left;
   for (;;) {
     reader.set_max_line_bytes(session.config.max_line_bytes);
-    const LineEvent event = co_await reader.next();
+    auto next = reader.try_next(); // as reader.next(), in this coroutine's frame
+    while (!next) {
+      reader.note_read(co_await reader.read_more());
+      next = reader.try_next();
+    }
+    const LineEvent event = *next;
     if (event.status == LineStatus::eof) {
       break;
     }
@@ -332,7 +355,13 @@ Task<void> relay_upstream_to_client(Session& session)
     }
     session.heap_trimmer.on_message(event.text.size());
     if (event.text.find_first_not_of(" \t\r") != std::string_view::npos) {
-      co_await handle_upstream_line(session, event.text);
+      handle_upstream_line(session, event.text, left);
+      if (left.line_rest) {
+        co_await session.to_client.write(*std::exchange(left.line_rest, std::nullopt));
+      }
+      if (!left.out.empty()) {
+        co_await flush(session, left.out);
+      }
     }
   }
   session.upstream.note_output_ended();
