@@ -476,10 +476,11 @@ bool Guard::reads_client_listing(std::string_view name) const
   return name == "list_allowed_directories" && m_paths.reads_roots() && !tools().contains(name);
 }
 
-CallInFlight Guard::describe(const nlohmann::json& id, GuardedCall&& what,
-                             const std::optional<ContentHash>& content_hash) const
+std::unique_ptr<CallInFlight> Guard::describe(const nlohmann::json& id, GuardedCall&& what,
+                                              const std::optional<ContentHash>& content_hash) const
 {
-  CallInFlight call;
+  auto described = std::make_unique<CallInFlight>();
+  CallInFlight& call = *described;
   call.id = id;
   call.files.reserve(what.paths.size());
   const auto unresolved = [&](PathError problem) {
@@ -503,7 +504,7 @@ CallInFlight Guard::describe(const nlohmann::json& id, GuardedCall&& what,
     call.expected = content_hash;
   }
   call.what = std::move(what);
-  return call;
+  return described;
 }
 
 Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
@@ -524,7 +525,8 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
-  CallInFlight call = describe(id, std::move(*what), content.hash);
+  std::unique_ptr<CallInFlight> described = describe(id, std::move(*what), content.hash);
+  CallInFlight& call = *described;
   call.sent_at = sent_at;
   if (awaits_directories(call)) {
     // The server's allowed directories are in doubt: ask it, and hold the
@@ -562,7 +564,7 @@ Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
                      .traits = content.traits};
     content.text.reset();
   }
-  start(std::move(line), std::move(call), key, entry, out, now);
+  start(std::move(line), std::move(described), key, entry, out, now);
   if (m_view) {
     m_view->forget_all(); // what the upstream said held for this decision only
   }
@@ -842,9 +844,10 @@ bool Guard::server_refuses(const std::string& file) const
                       });
 }
 
-void Guard::start(std::string line, CallInFlight&& call, const std::string& key,
+void Guard::start(std::string line, std::unique_ptr<CallInFlight> owned, const std::string& key,
                   PendingRequest& entry, Outbox& out, Clock::time_point now)
 {
+  CallInFlight& call = *owned;
   if (changes_files(call.what.role)) {
     settle_reads(); // no change goes upstream while a read's hash or a change's record is owed
     const auto began = std::chrono::steady_clock::now();
@@ -921,12 +924,13 @@ void Guard::start(std::string line, CallInFlight&& call, const std::string& key,
       }
     }
   }
-  forward(std::move(line), std::move(call), entry, out, now);
+  forward(std::move(line), std::move(owned), entry, out, now);
 }
 
-void Guard::forward(std::string line, CallInFlight&& call, PendingRequest& entry, Outbox& out,
-                    Clock::time_point now)
+void Guard::forward(std::string line, std::unique_ptr<CallInFlight> owned, PendingRequest& entry,
+                    Outbox& out, Clock::time_point now)
 {
+  const CallInFlight& call = *owned;
   if (m_view && changes_files(call.what.role)) {
     // A read fsguard asked earlier of a file this change touches (for a
     // call since given up on) tells of the file before it: nobody may rely
@@ -937,9 +941,9 @@ void Guard::forward(std::string line, CallInFlight&& call, PendingRequest& entry
       }
     }
   }
-  call.started = now;
+  owned->started = now;
   mark_busy(call, +1);
-  entry.call = std::move(call);
+  entry.call = std::move(owned);
   out.to_upstream.push_back(std::move(line));
 }
 
@@ -1029,7 +1033,7 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
     // still name the file they were asked about.
     const auto request = nlohmann::json::parse(pending.line, nullptr, false);
     const auto what = guarded(request);
-    const bool same_files = what && describe(member(request, "id"), GuardedCall(*what), pending.call.expected).files
+    const bool same_files = what && describe(member(request, "id"), GuardedCall(*what), pending.call.expected)->files
                                       == pending.call.files;
     if (!same_files) {
       now_holds.reset();
@@ -1038,7 +1042,7 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
       audit(pending.call, "override", pending.verdict.veto, 0, out);
       out.say(LogLevel::info, "the user allowed " + pending.call.what.tool + " of "
                                 + server_spelling(pending.verdict.veto->path));
-      forward(std::move(pending.line), std::move(pending.call),
+      forward(std::move(pending.line), std::make_unique<CallInFlight>(std::move(pending.call)),
               *m_ledger.find(Peer::upstream, pending.key), out, now);
       release_held(out, now);
       return;

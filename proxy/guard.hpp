@@ -340,8 +340,8 @@ private:
   std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
   // The call `what` with id `id` as it goes upstream: its files resolved
   // now; `content_hash` is its content's, for a write.
-  CallInFlight describe(const nlohmann::json& id, GuardedCall&& what,
-                        const std::optional<ContentHash>& content_hash) const;
+  std::unique_ptr<CallInFlight> describe(const nlohmann::json& id, GuardedCall&& what,
+                                         const std::optional<ContentHash>& content_hash) const;
   // Runs the client's call `line` (id `id`, its key `key`, ledger entry
   // `entry`), which the tool map in force now describes as `what` (nothing:
   // no longer a file tool), unless it must wait for the calls `held_before`
@@ -401,7 +401,7 @@ private:
   std::optional<std::string> content_seen(const std::string& file);
   // Decides the call `call` (raw request `line`, id key `key`, ledger entry
   // `entry`) and sends it upstream, or refuses it.
-  void start(std::string line, CallInFlight&& call, const std::string& key,
+  void start(std::string line, std::unique_ptr<CallInFlight> call, const std::string& key,
              PendingRequest& entry, Outbox& out, Clock::time_point now);
   // Refuses the change `call` (upstream key `key`) with `verdict`'s veto,
   // recording what the veto shows the agent.
@@ -409,8 +409,8 @@ private:
                    std::int64_t latency_us, Outbox& out, Clock::time_point now);
   // Sends the call `call` (raw request `line`) upstream, recording it in its
   // ledger entry `entry`.
-  void forward(std::string line, CallInFlight&& call, PendingRequest& entry, Outbox& out,
-               Clock::time_point now);
+  void forward(std::string line, std::unique_ptr<CallInFlight> call, PendingRequest& entry,
+               Outbox& out, Clock::time_point now);
   // Whether to ask the person about `veto` before refusing.
   bool asks_person(const Veto& veto) const;
   void ask_person(std::string line, CallInFlight call, const std::string& key, Verdict verdict,

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -42,7 +43,9 @@ struct PendingRequest {
   Expectation expect = Expectation::relay;
   std::uint64_t listing_sequence = 0;  // own_listing / client_listing
   std::string probed;                  // own_probe: the server's directory
-  std::optional<CallInFlight> call;    // guarded_call
+  // guarded_call: on the heap from its description on, so that it moves
+  // into the entry, and out of it, as a pointer
+  std::unique_ptr<CallInFlight> call;
   bool cancelled = false;              // the client cancelled it
 };
 
