@@ -290,8 +290,8 @@ void handle_upstream_line(Session& session, std::string_view text, UpstreamLineL
   // The answer to a call fsguard only relays goes on without a skim: its
   // id is at its end. (A line in that shape that is not JSON goes on too,
   // where the skim would drop it; the guard learns nothing from either.)
-  if (const std::string key = answer_key_from_ends(text);
-      !key.empty() && session.guard.close_relayed_request(key)) {
+  const std::string key_from_ends = answer_key_from_ends(text);
+  if (!key_from_ends.empty() && session.guard.close_relayed_request(key_from_ends)) {
     relay_at_once(session, text, left);
     return;
   }
@@ -310,7 +310,10 @@ void handle_upstream_line(Session& session, std::string_view text, UpstreamLineL
     skimmed = *parsed;
   }
   if (!skimmed.raw_id.empty()) {
-    const std::string key = id_key_of_raw(skimmed.raw_id);
+    // The key from the ends, when there is one, is this id's: the skim
+    // found the line a JSON object with one id, and answer_key_from_ends()
+    // its last member's.
+    const std::string key = key_from_ends.empty() ? id_key_of_raw(skimmed.raw_id) : key_from_ends;
     if (skimmed.has_method) {
       const auto method = nlohmann::json::parse(skimmed.raw_method, nullptr, false);
       if (method.is_string()) {
