@@ -187,7 +187,7 @@ void Guard::settle_reads()
   m_tracker.settle_reads();
   // Decoded here, after the answer went on: the agent does not wait for it.
   for (auto& shown : m_shown_texts) {
-    if (shown.paid_with && m_kept.find(*shown.paid_with) != nullptr) {
+    if (shown.paid_with && m_kept.find(*shown.paid_with)) {
       // Its record became known as this text, still kept, and nothing
       // since changes a known record: the checks below would pass it over
       // too, after one more lookup of its path.
@@ -195,19 +195,19 @@ void Guard::settle_reads()
     }
     const SeenRecord* record = m_tracker.find(shown.file);
     if (record == nullptr || record->extent != ReadExtent::whole
-        || (record->hash_state == HashState::known && m_kept.find(record->hash) != nullptr)) {
+        || (record->hash_state == HashState::known && m_kept.find(record->hash))) {
       continue; // nothing to keep, or kept already (a file read again)
     }
     // A write's text came decoded from the reader, with its hash; what its
     // decoder saw of it is not at hand, so its traits would be scanned.
     auto decoded = shown.decoded
-                     ? std::optional<DecodedText>(DecodedText{std::move(shown.owned),
+                     ? std::optional<DecodedText>(DecodedText{TextBytes::copy_of(shown.owned),
                                                               DecodedFacts{true, true}})
                      : decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
     if (!decoded || decoded->text.size() > m_kept.budget().file_bytes) {
       continue;
     }
-    const ContentHash hash = shown.hash ? *shown.hash : m_disk.hash_of(decoded->text);
+    const ContentHash hash = shown.hash ? *shown.hash : m_disk.hash_of(decoded->text.view());
     if (record->hash_state == HashState::lost && shown.read) {
       // The file changed before its hash was taken, but the text is what
       // the agent saw, byte for byte where it was valid UTF-8 (elsewhere
@@ -237,7 +237,7 @@ std::optional<ContentHash> Guard::settle_from_answer(const ShownText& shown)
     return std::nullopt;
   }
   // The traits come from what the decoder saw (no scan) for ASCII text.
-  const ContentDigest digest{m_disk.hash_of(decoded->text), content_traits(*decoded)};
+  const ContentDigest digest{m_disk.hash_of(decoded->text.view()), content_traits(*decoded)};
   if (!m_tracker.settle_from_text(shown.file, shown.shown_at, digest,
                                   static_cast<std::int64_t>(decoded->text.size()))) {
     return std::nullopt;
@@ -246,7 +246,7 @@ std::optional<ContentHash> Guard::settle_from_answer(const ShownText& shown)
   return digest.hash;
 }
 
-void Guard::keep_text(const ContentHash& hash, std::string text)
+void Guard::keep_text(const ContentHash& hash, TextBytes text)
 {
   m_kept.keep(hash, std::move(text));
 }
@@ -964,7 +964,7 @@ void Guard::veto_change(const CallInFlight& call, const std::string& key, Verdic
     const SeenRecord* record = m_tracker.find(verdict.shown->file);
     remember_shown(ShownKnowledge{verdict.shown->file, now, verdict.shown->fingerprint,
                                   record->hash, record->known_since, record->hash});
-    keep_text(verdict.shown->fingerprint.hash, std::move(verdict.shown->text));
+    keep_text(verdict.shown->fingerprint.hash, TextBytes::copy_of(verdict.shown->text));
   }
 }
 
@@ -1141,10 +1141,10 @@ std::optional<Veto> Guard::undoes_shown_change(const CallInFlight& call, std::st
   if (record == nullptr || !record->shown_over || call.sent_at >= record->shown_over->until) {
     return std::nullopt;
   }
-  const std::string* seen = m_kept.find(record->shown_over->hash);
-  const std::string* shown = m_kept.find(record->hash);
+  const auto seen = m_kept.find(record->shown_over->hash);
+  const auto shown = m_kept.find(record->hash);
   const auto written = written_text(call, line, m_kept.budget().file_bytes);
-  if (seen != nullptr && shown != nullptr && written && call.expected
+  if (seen && shown && written && call.expected
       && m_disk.hash_of(*written) == *call.expected) {
     if (keeps_change(*seen, *shown, *written)) {
       return std::nullopt;
@@ -1177,14 +1177,14 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
   }
   // What the agent saw, if it saw it whole and its text is kept; and the
   // bytes on disk now, if the file held still while they were taken.
-  const std::string* seen =
+  const auto seen =
     record != nullptr && veto.seen_hash && record->extent == ReadExtent::whole
         && record->whole_since != k_never
       ? m_kept.find(record->hash)
-      : nullptr;
+      : std::nullopt;
   const std::size_t limit = m_kept.budget().file_bytes;
   std::optional<std::string> current;
-  if (seen != nullptr && now && now->stat.size <= static_cast<std::int64_t>(limit)) {
+  if (seen && now && now->stat.size <= static_cast<std::int64_t>(limit)) {
     auto bytes = m_disk.read(file);
     if (bytes && m_disk.hash_of(*bytes) == now->hash) {
       current = std::move(bytes).value();
@@ -1194,7 +1194,7 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
     verdict.veto = std::move(veto);
     return verdict;
   }
-  const std::string& seen_text = *seen; // no text is kept before this returns
+  const std::string_view seen_text = *seen; // no text is kept before this returns
   const std::string spelled = server_spelling(file);
   const bool text = now->traits.valid_utf8; // else a text view of it is lossy
   const auto describe = [&](const DiffBounds& bounds) {
@@ -1307,7 +1307,7 @@ void Guard::after_change_recorded(AnsweredChange change, const SeenRecord* recor
     return;
   }
   if (change.expected_text && change.expected == record->hash) {
-    keep_text(record->hash, std::move(*change.expected_text));
+    keep_text(record->hash, TextBytes::copy_of(*change.expected_text));
   } else if (change.written) {
     m_shown_texts.push_back(ShownText{.file = std::move(change.file),
                                       .owned = std::move(change.written->bytes),
@@ -1782,7 +1782,7 @@ void Guard::record_upstream_read(const CallInFlight& call, std::string_view line
                              extent, call.what.view, reason, shown_at);
       if (!call.what.path_list && extent == ReadExtent::whole
           && m_kept.budget().total_bytes > 0 && decoded.size() <= m_kept.budget().file_bytes) {
-        keep_text(digest.hash, std::move(decoded)); // it is the record: no need to decode it again
+        keep_text(digest.hash, TextBytes::copy_of(decoded)); // it is the record: no need to decode it again
       }
       continue;
     }

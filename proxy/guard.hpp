@@ -440,7 +440,7 @@ private:
   // Who made the change of `file` from the agent's `record` to `current`.
   std::string cause_of(const std::string& file, const SeenRecord* record,
                        const ContentHash& current) const;
-  void keep_text(const ContentHash& hash, std::string text);
+  void keep_text(const ContentHash& hash, TextBytes text);
   // Pays the hash the read that showed `shown` owes with the text itself,
   // when it is the file's bytes exactly (Tracker::settle_from_text), and
   // keeps that text: the file is not read again. Returns the text's hash,

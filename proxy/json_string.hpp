@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "tracker/content_traits.hpp"
+#include "tracker/text_bytes.hpp"
 
 namespace fsguard {
 
@@ -63,12 +64,15 @@ std::optional<ContentTraits> traits_from_facts(const DecodedFacts& facts);
 
 // A JSON string decoded, and what the decoder saw of it.
 struct DecodedText {
-  std::string text;
+  TextBytes text;
   DecodedFacts facts;
 };
 
-// Decodes as decode_json_string() above, appending the bytes to `out.text`
-// and noting in `out.facts` what it saw of them.
+// Decodes as decode_json_string() above, into `out`, which it replaces: the
+// bytes go straight into `out.text`, whose room is the body's length up to
+// `end` (no text is longer than its JSON) and a few bytes of slack, as
+// KeptTexts keeps it (it gives back a large spare room). Nothing of `out`
+// is to be read when it returns nullptr.
 const char* decode_json_string(const char* at, const char* end, DecodedText& out,
                                Simd simd = Simd::best);
 

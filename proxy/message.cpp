@@ -893,11 +893,17 @@ std::optional<std::string_view> skim_member(std::string_view object, std::string
 
 std::optional<std::string> decoded_json_string(std::string_view raw, std::size_t max_bytes)
 {
-  auto decoded = decoded_json_text(raw, max_bytes);
-  if (!decoded) {
+  if (raw.size() < 2 || raw.front() != '"' || raw.size() > max_raw_json_string(max_bytes)) {
     return std::nullopt;
   }
-  return std::move(decoded->text);
+  std::string text;
+  text.reserve(raw.size()); // at most as long as the raw string
+  StringSink sink(text);
+  const char* end = raw.data() + raw.size();
+  if (decode_json_string(raw.data() + 1, end, sink) != end || text.size() > max_bytes) {
+    return std::nullopt;
+  }
+  return text;
 }
 
 std::optional<DecodedText> decoded_json_text(std::string_view raw, std::size_t max_bytes)
@@ -905,8 +911,7 @@ std::optional<DecodedText> decoded_json_text(std::string_view raw, std::size_t m
   if (raw.size() < 2 || raw.front() != '"' || raw.size() > max_raw_json_string(max_bytes)) {
     return std::nullopt;
   }
-  DecodedText decoded;
-  decoded.text.reserve(raw.size()); // at most as long as the raw string
+  DecodedText decoded; // decoded in place, into room as long as the raw string
   const char* end = raw.data() + raw.size();
   if (decode_json_string(raw.data() + 1, end, decoded) != end || decoded.text.size() > max_bytes) {
     return std::nullopt;

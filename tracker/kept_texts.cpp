@@ -41,11 +41,12 @@ void KeptTexts::set_budget(KeptTextBudget budget)
   shrink_to(m_budget.total_bytes);
 }
 
-bool KeptTexts::keep(const ContentHash& hash, std::string text)
+bool KeptTexts::keep(const ContentHash& hash, TextBytes text)
 {
   if (text.capacity() > text.size() + text.size() / 4 + k_spare_bytes) {
     // Decoded into room for its raw JSON (up to 6 bytes an escaped byte) or
-    // for a line padded after it: kept in what it needs.
+    // for a line padded after it: kept in what it needs (glibc shrinks the
+    // block in place).
     text.shrink_to_fit();
   }
   if (text.size() > m_budget.file_bytes || cost(text) > m_budget.total_bytes) {
@@ -65,15 +66,15 @@ bool KeptTexts::keep(const ContentHash& hash, std::string text)
   return true;
 }
 
-const std::string* KeptTexts::find(const ContentHash& hash)
+std::optional<std::string_view> KeptTexts::find(const ContentHash& hash)
 {
   const auto found = m_index.find(hash);
   if (found == m_index.end()) {
-    return nullptr;
+    return std::nullopt;
   }
   unlink(found->second);
   push_newest(found->second);
-  return &found->second.text;
+  return found->second.text.view();
 }
 
 void KeptTexts::unlink(Entry& entry)

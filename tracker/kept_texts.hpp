@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "tracker/file_state.hpp"
+#include "tracker/text_bytes.hpp"
 
 namespace fsguard {
 
@@ -25,7 +27,7 @@ class KeptTexts {
 public:
   // Room beyond its length a kept text may hold (more is given back).
   static constexpr std::size_t k_spare_bytes = 64;
-  // What one kept text costs besides its bytes (nodes, string header).
+  // What one kept text costs besides its bytes (nodes, its TextBytes).
   static constexpr std::size_t k_entry_bytes = 128;
 
   explicit KeptTexts(KeptTextBudget budget = {}) : m_budget(budget) {}
@@ -43,11 +45,11 @@ public:
   // Keeps `text`, whose content hash is `hash` (the caller has checked it),
   // dropping the least recently used texts to make room. False, and
   // nothing kept, when `text` alone is over the budget.
-  bool keep(const ContentHash& hash, std::string text);
+  bool keep(const ContentHash& hash, TextBytes text);
 
   // The text whose hash is `hash`, if kept; it becomes the most recently
   // used. Valid until the next keep() or set_budget().
-  const std::string* find(const ContentHash& hash);
+  std::optional<std::string_view> find(const ContentHash& hash);
 
   // The bytes the kept texts take, bookkeeping included.
   std::size_t bytes() const { return m_bytes; }
@@ -65,7 +67,7 @@ private:
   // links live in the map's own nodes, which never move: one allocation a
   // text (a std::list beside the map took two).
   struct Entry {
-    std::string text;
+    TextBytes text;
     const ContentHash* hash = nullptr; // its key in the map
     Entry* newer = nullptr;
     Entry* older = nullptr;
@@ -79,7 +81,7 @@ private:
   void shrink_to(std::size_t total);
   // The memory a text holds, which can exceed its length (by at most a
   // quarter and k_spare_bytes, once kept).
-  static std::size_t cost(const std::string& text) { return text.capacity() + k_entry_bytes; }
+  static std::size_t cost(const TextBytes& text) { return text.capacity() + k_entry_bytes; }
 
   KeptTextBudget m_budget;
   std::unordered_map<ContentHash, Entry, HashKey> m_index;

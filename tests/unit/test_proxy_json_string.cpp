@@ -97,7 +97,7 @@ std::optional<std::string> decoded(std::string_view literal)
     const auto text = decoded_text_with(literal, simd);
     REQUIRE(text.has_value() == best.has_value());
     if (text) {
-      CHECK(text->text == *best);
+      CHECK(text->text.view() == *best);
       CHECK(text->facts == facts_of(*best));
       CHECK(content_traits(*text) == content_traits(std::string_view(*best)));
       CHECK(holds_replacement_character(*text) == (best->find("\xEF\xBF\xBD") != std::string::npos));
@@ -149,7 +149,7 @@ Outcome outcome_with(std::string_view body, Simd simd)
   if (stop == nullptr) {
     return {}; // what was decoded before the refusal is not the caller's to read
   }
-  return {stop - body.data(), std::move(decoded.text), decoded.facts};
+  return {stop - body.data(), std::string(decoded.text.view()), decoded.facts};
 }
 
 // Checks that the widest scans make of `body` what a byte at a time does.
@@ -255,23 +255,59 @@ TEST_SUITE("json_string")
     }
   }
 
+  TEST_CASE("a DecodedText is decoded in place, in room no longer than its body and the slack, and replaced whole")
+  {
+    // Decoded into its own TextBytes, with the decoder's 32 bytes of slack
+    // (k_slack): a text of any length, escaped or not, up to past the old
+    // 6 KiB block, in room that ASan checks byte for byte.
+    for (const std::size_t length : {0UL, 1UL, 31UL, 32UL, 33UL, 6143UL, 6144UL, 6145UL, 20000UL}) {
+      for (const std::string& piece : {std::string("p"), std::string(R"(\n)"), std::string(R"(\u00e9)")}) {
+        std::string body;
+        std::string expected;
+        while (expected.size() < length) {
+          body += piece;
+          expected += piece == "p" ? "p" : piece == R"(\n)" ? "\n" : "\xC3\xA9";
+        }
+        body += '"';
+        CAPTURE(length);
+        CAPTURE(piece);
+        for (const Simd simd : {Simd::best, Simd::sse2, Simd::none}) {
+          DecodedText decoded;
+          REQUIRE(decode_json_string(body.data(), body.data() + body.size(), decoded, simd)
+                  == body.data() + body.size());
+          CHECK(decoded.text.view() == expected);
+          CHECK(decoded.text.capacity() == body.size() + 32);
+        }
+      }
+    }
+    // A second decoding into the same DecodedText replaces its text and its facts.
+    DecodedText decoded;
+    const std::string first = R"(\u00e9\r")";
+    REQUIRE(decode_json_string(first.data(), first.data() + first.size(), decoded) != nullptr);
+    CHECK(decoded.facts == DecodedFacts{.non_ascii = true, .carriage_return = true});
+    const std::string second = R"(plain")";
+    REQUIRE(decode_json_string(second.data(), second.data() + second.size(), decoded) != nullptr);
+    CHECK(decoded.text.view() == "plain");
+    CHECK(decoded.facts == DecodedFacts{});
+  }
+
   TEST_CASE("a decoded text's traits come from its facts when it holds no carriage return, its U+FFFD when it is ASCII")
   {
     // Facts that rule the scans out are taken at their word: these lie, to
     // show that no scan is made (the decoder's never lie: see decoded()).
-    CHECK(content_traits(DecodedText{"a\rb\xC3", {}})
+    CHECK(content_traits(DecodedText{TextBytes::copy_of("a\rb\xC3"), {}})
           == ContentTraits{.valid_utf8 = true, .bare_cr = false});
-    CHECK(content_traits(DecodedText{"a\rb\xC3", {.non_ascii = true}})
+    CHECK(content_traits(DecodedText{TextBytes::copy_of("a\rb\xC3"), {.non_ascii = true}})
           == ContentTraits{.valid_utf8 = true, .bare_cr = false}); // the decoder refuses invalid UTF-8
-    CHECK_FALSE(holds_replacement_character(DecodedText{"\xEF\xBF\xBD", {}}));
+    CHECK_FALSE(holds_replacement_character(DecodedText{TextBytes::copy_of("\xEF\xBF\xBD"), {}}));
     // Facts that call for the scans: the scans decide.
-    CHECK(content_traits(DecodedText{"a\rb", {.carriage_return = true}}).bare_cr);
-    CHECK_FALSE(content_traits(DecodedText{"a\r\nb", {.carriage_return = true}}).bare_cr);
-    CHECK_FALSE(content_traits(DecodedText{"\xC3", {.non_ascii = true, .carriage_return = true}})
+    CHECK(content_traits(DecodedText{TextBytes::copy_of("a\rb"), {.carriage_return = true}}).bare_cr);
+    CHECK_FALSE(content_traits(DecodedText{TextBytes::copy_of("a\r\nb"), {.carriage_return = true}}).bare_cr);
+    CHECK_FALSE(content_traits(DecodedText{TextBytes::copy_of("\xC3"), {.non_ascii = true, .carriage_return = true}})
                   .valid_utf8);
-    CHECK(content_traits(DecodedText{"\xC3\xA9", {.non_ascii = true}}).valid_utf8);
-    CHECK(holds_replacement_character(DecodedText{"a\xEF\xBF\xBD", {.non_ascii = true}}));
-    CHECK_FALSE(holds_replacement_character(DecodedText{"\xC3\xA9", {.non_ascii = true}}));
+    CHECK(content_traits(DecodedText{TextBytes::copy_of("\xC3\xA9"), {.non_ascii = true}}).valid_utf8);
+    CHECK(holds_replacement_character(DecodedText{TextBytes::copy_of("a\xEF\xBF\xBD"), {.non_ascii = true}}));
+    CHECK_FALSE(holds_replacement_character(DecodedText{TextBytes::copy_of("\xC3\xA9"), {.non_ascii = true}}));
   }
 
   TEST_CASE("the traits a decoded text's facts tell are the traits a scan of it finds")
@@ -312,10 +348,10 @@ TEST_SUITE("json_string")
         if (!text) {
           continue;
         }
-        const ContentTraits scan = content_traits(std::string_view(text->text));
+        const ContentTraits scan = content_traits(text->text.view());
         const auto told_traits = traits_from_facts(text->facts);
         // Told whenever there is no "\r" to scan for.
-        CHECK(told_traits.has_value() == (text->text.find('\r') == std::string::npos));
+        CHECK(told_traits.has_value() == (text->text.view().find('\r') == std::string_view::npos));
         if (told_traits) {
           CHECK(*told_traits == scan);
           ++told;
