@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tracker/path.hpp"
+#include "tracker/text_bytes.hpp"
 #include "tracker/tool_map.hpp"
 #include "tracker/tracker.hpp"
 
@@ -36,7 +37,7 @@ struct CarriedOver {
 
 // What a write puts in its file, as fsguard holds it until the write is done.
 struct WrittenContent {
-  std::string bytes;               // the text, or its raw JSON string if `raw`
+  TextBytes bytes;                 // the text, or its raw JSON string if `raw`
   bool raw = true;                 // decoded only once the answer is relayed
   std::optional<ContentHash> hash{}; // the text's, when the reader hashed it
   // The text's traits, when what the reader's decoder saw tells them.

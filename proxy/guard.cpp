@@ -201,7 +201,7 @@ void Guard::settle_reads()
     // A write's text came decoded from the reader, with its hash; what its
     // decoder saw of it is not at hand, so its traits would be scanned.
     auto decoded = shown.decoded
-                     ? std::optional<DecodedText>(DecodedText{TextBytes::copy_of(shown.owned),
+                     ? std::optional<DecodedText>(DecodedText{std::move(shown.owned),
                                                               DecodedFacts{true, true}})
                      : decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
     if (!decoded || decoded->text.size() > m_kept.budget().file_bytes) {
@@ -891,7 +891,7 @@ void Guard::start(std::string line, std::unique_ptr<CallInFlight> owned, const s
         }
       } else if (const auto raw = skim_content_argument(line);
                  raw && (m_view || raw->size() <= max_raw_json_string(m_kept.budget().file_bytes))) {
-        call.written = WrittenContent{std::string(*raw)};
+        call.written = WrittenContent{TextBytes::copy_of(*raw)};
       }
     } else {
       call.written.reset(); // not what goes to the file, or nothing to keep it for
@@ -1127,8 +1127,9 @@ std::optional<std::string> Guard::written_text(const CallInFlight& call, std::st
                                                std::size_t max_bytes)
 {
   if (call.written && !call.written->raw) {
-    return call.written->bytes.size() <= max_bytes ? std::optional(call.written->bytes)
-                                                   : std::nullopt;
+    return call.written->bytes.size() <= max_bytes
+             ? std::optional<std::string>(call.written->bytes.view())
+             : std::nullopt;
   }
   const auto raw = skim_content_argument(line);
   return raw ? decoded_json_string(*raw, max_bytes) : std::nullopt;
@@ -1815,9 +1816,9 @@ void Guard::record_upstream_change(const CallInFlight& call, const std::string& 
 {
   std::optional<std::string> text = expected_text;
   if (!text && call.written) {
-    text = call.written->raw ? decoded_json_string(call.written->bytes,
+    text = call.written->raw ? decoded_json_string(call.written->bytes.view(),
                                                    std::numeric_limits<std::size_t>::max())
-                             : call.written->bytes;
+                             : std::string(call.written->bytes.view());
   }
   if (!expected || !text || hash_bytes(*text) != *expected) {
     // What the change left is unknown: the next change needs a read first.

@@ -224,7 +224,7 @@ private:
   // until settle_reads() (see on_upstream_response); a written one is owned.
   struct ShownText {
     std::string file{};
-    std::string owned{}; // raw JSON, or the text itself if `decoded`
+    TextBytes owned{}; // raw JSON, or the text itself if `decoded`
     std::string_view in_answer{};
     bool read = false;
     std::uint64_t shown_at = 0; // a read's: the moment its answer was shown
@@ -236,7 +236,7 @@ private:
     // A read's: the file size its record owed a hash for when the answer
     // came (Tracker::finish_read); none if it owed none.
     std::optional<std::int64_t> owed_size{};
-    std::string_view raw() const { return owned.empty() ? in_answer : std::string_view(owned); }
+    std::string_view raw() const { return owned.empty() ? in_answer : owned.view(); }
   };
   // What fsguard showed the agent of `file` in its own text at `shown`,
   // which licenses calls that arrive k_take_in_time later: a veto's diff
@@ -284,7 +284,7 @@ private:
         return ExpectedBytes{*expected_text};
       }
       if (written && !written->raw && written->hash == expected) {
-        return ExpectedBytes{written->bytes, written->traits};
+        return ExpectedBytes{written->bytes.view(), written->traits};
       }
       return std::nullopt;
     }

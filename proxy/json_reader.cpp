@@ -66,42 +66,43 @@ private:
   ContentHasher m_hasher;
 };
 
-// Takes a write's decoded content: keeps its bytes while they are at most
-// k_decoded_content_bytes, and hashes them (a longer content is only
-// hashed, and none of it kept).
+// Takes a write's decoded content from a line too long to decode it in
+// place (see Reader::read_content): keeps its bytes while they fit the
+// room of `text` (k_decoded_content_bytes at most), and hashes them (a
+// longer content is only hashed, and none of it kept).
 class ContentSink final : public ByteSink {
 public:
-  explicit ContentSink(std::string* text) : m_text(text) {}
+  explicit ContentSink(TextBytes* text) : m_text(text) {}
 
   void append(const char* bytes, std::size_t size) override
   {
     if (m_text != nullptr) {
-      if (size <= k_decoded_content_bytes - m_text->size()) {
-        m_text->append(bytes, size);
+      if (size <= m_text->capacity() - m_text->size()) {
+        std::memcpy(m_text->data() + m_text->size(), bytes, size);
+        m_text->set_size(m_text->size() + size);
         return;
       }
       m_hasher.append(m_text->data(), m_text->size()); // too long to keep: only hashed
-      m_text->clear();
-      m_text->shrink_to_fit();
+      *m_text = TextBytes();
       m_text = nullptr;
     }
     m_hasher.append(bytes, size);
   }
 
   // The hash of everything appended.
-  ContentHash digest() { return m_text != nullptr ? hash_bytes(*m_text) : m_hasher.digest(); }
+  ContentHash digest() { return m_text != nullptr ? hash_bytes(m_text->view()) : m_hasher.digest(); }
   // Whether the text holds everything appended.
   bool kept() const { return m_text != nullptr; }
 
 private:
-  std::string* m_text;
+  TextBytes* m_text;
   HashSink m_hasher;
 };
 
 class Reader : JsonCursor {
 public:
   Reader(std::string_view text, std::optional<ContentHash>& content_hash,
-         std::optional<std::string>* content_text, std::optional<ContentTraits>* content_traits)
+         std::optional<TextBytes>* content_text, std::optional<ContentTraits>* content_traits)
     : JsonCursor(text), m_content_hash(content_hash), m_content_text(content_text),
       m_content_traits(content_traits)
   {
@@ -278,33 +279,57 @@ private:
   bool read_content(int depth)
   {
     forget_content();
-    if (m_at != m_end && *m_at == '"') {
-      std::string* text = nullptr;
-      if (m_content_text != nullptr) {
-        text = &m_content_text->emplace();
-        // At most as long as the rest of the line: no regrowing on the way.
-        text->reserve(std::min(static_cast<std::size_t>(m_end - m_at), k_decoded_content_bytes));
-      }
-      ContentSink sink(text);
-      DecodedFacts facts;
-      const char* after = decode_json_string(m_at + 1, m_end, sink, facts);
-      if (after == nullptr) {
-        return false;
-      }
-      m_at = after;
-      m_content_hash = sink.digest();
-      if (!sink.kept()) {
-        forget_content_text();
-      } else {
-        drop_spare_capacity(*text); // reserved for the rest of the line, which may be padding
-        if (m_content_traits != nullptr) {
-          *m_content_traits = traits_from_facts(facts);
-        }
-      }
-      return true;
+    if (m_at == m_end || *m_at != '"') {
+      nlohmann::json ignored;
+      return read_value(ignored, Place::elsewhere, depth);
     }
-    nlohmann::json ignored;
-    return read_value(ignored, Place::elsewhere, depth);
+    if (m_content_text != nullptr
+        && static_cast<std::size_t>(m_end - m_at) <= k_decoded_content_bytes) {
+      return read_content_in_place();
+    }
+    TextBytes* text = nullptr;
+    if (m_content_text != nullptr) {
+      // At most as long as the rest of the line: no regrowing on the way.
+      text = &m_content_text->emplace(TextBytes::with_room(
+        std::min(static_cast<std::size_t>(m_end - m_at), k_decoded_content_bytes)));
+    }
+    ContentSink sink(text);
+    DecodedFacts facts;
+    const char* after = decode_json_string(m_at + 1, m_end, sink, facts);
+    if (after == nullptr) {
+      return false;
+    }
+    m_at = after;
+    m_content_hash = sink.digest();
+    if (!sink.kept()) {
+      forget_content_text();
+    } else {
+      drop_spare_room(*text); // reserved for the rest of the line, which may be padding
+      if (m_content_traits != nullptr) {
+        *m_content_traits = traits_from_facts(facts);
+      }
+    }
+    return true;
+  }
+
+  // The content string at m_at, on a line whose rest is no longer than
+  // k_decoded_content_bytes (nor, then, the text), decoded straight into
+  // the text kept (decode_json_string into a DecodedText) and hashed whole.
+  bool read_content_in_place()
+  {
+    DecodedText decoded;
+    const char* after = decode_json_string(m_at + 1, m_end, decoded);
+    if (after == nullptr) {
+      return false;
+    }
+    m_at = after;
+    m_content_hash = hash_bytes(decoded.text.view());
+    drop_spare_room(decoded.text); // room for the rest of the line, which may be padding
+    *m_content_text = std::move(decoded.text);
+    if (m_content_traits != nullptr) {
+      *m_content_traits = traits_from_facts(decoded.facts);
+    }
+    return true;
   }
 
   void forget_content()
@@ -357,6 +382,14 @@ private:
     }
   }
   static constexpr std::size_t k_kept_spare_bytes = 64;
+
+  // The same for a content's text.
+  static void drop_spare_room(TextBytes& text)
+  {
+    if (text.capacity() - text.size() > text.size() + k_kept_spare_bytes) {
+      text.shrink_to_fit();
+    }
+  }
 
   // Reads a key into `key`: a view of the text when it holds no escape (the
   // usual case), else of m_key, where it is decoded.
@@ -454,7 +487,7 @@ private:
   }
 
   std::optional<ContentHash>& m_content_hash;
-  std::optional<std::string>* m_content_text; // nullptr: not asked for
+  std::optional<TextBytes>* m_content_text; // nullptr: not asked for
   std::optional<ContentTraits>* m_content_traits; // nullptr: not asked for
   std::string m_key; // an escaped key, decoded
 };
@@ -466,7 +499,7 @@ namespace {
 // Forgets the content a read found (`content_hash`, and `content_text` and
 // `content_traits` if given): before a read, and after one that failed.
 void forget_content(std::optional<ContentHash>& content_hash,
-                    std::optional<std::string>* content_text,
+                    std::optional<TextBytes>* content_text,
                     std::optional<ContentTraits>* content_traits)
 {
   content_hash.reset();
@@ -482,7 +515,7 @@ void forget_content(std::optional<ContentHash>& content_hash,
 
 bool read_json_fast(std::string_view text, nlohmann::json& tree,
                     std::optional<ContentHash>& content_hash,
-                    std::optional<std::string>* content_text,
+                    std::optional<TextBytes>* content_text,
                     std::optional<ContentTraits>* content_traits)
 {
   Reader reader(text, content_hash, content_text, content_traits);
@@ -496,7 +529,7 @@ bool read_json_fast(std::string_view text, nlohmann::json& tree,
 
 const char* read_arguments_fast(std::string_view text, nlohmann::json& tree,
                                 std::optional<ContentHash>& content_hash,
-                                std::optional<std::string>* content_text,
+                                std::optional<TextBytes>* content_text,
                                 std::optional<ContentTraits>* content_traits)
 {
   Reader reader(text, content_hash, content_text, content_traits);

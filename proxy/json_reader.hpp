@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tracker/file_state.hpp"
+#include "tracker/text_bytes.hpp"
 
 namespace fsguard {
 
@@ -44,7 +45,7 @@ inline constexpr std::size_t k_decoded_content_bytes = 1024 * 1024;
 // json_string.hpp), and reset otherwise: then scan the text for them.
 bool read_json_fast(std::string_view text, nlohmann::json& tree,
                     std::optional<ContentHash>& content_hash,
-                    std::optional<std::string>* content_text = nullptr,
+                    std::optional<TextBytes>* content_text = nullptr,
                     std::optional<ContentTraits>* content_traits = nullptr);
 
 // The JSON value at the start of `text`, params.arguments of a client
@@ -56,7 +57,7 @@ bool read_json_fast(std::string_view text, nlohmann::json& tree,
 // then takes the full path). The bytes after the value are not read.
 const char* read_arguments_fast(std::string_view text, nlohmann::json& tree,
                                 std::optional<ContentHash>& content_hash,
-                                std::optional<std::string>* content_text,
+                                std::optional<TextBytes>* content_text,
                                 std::optional<ContentTraits>* content_traits = nullptr);
 
 } // namespace fsguard

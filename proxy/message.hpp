@@ -38,7 +38,7 @@ struct ContentArgument {
   std::optional<ContentHash> hash{}; // of its UTF-8 bytes, when it is a string
   // Those bytes, when at most k_decoded_content_bytes (see read_json_fast):
   // what a write puts in the file, for the guard to keep once written.
-  std::optional<std::string> text{};
+  std::optional<TextBytes> text{};
   // The traits of `text`, when what the decoder saw tells them (see
   // read_json_fast); nothing: scan it.
   std::optional<ContentTraits> traits{};

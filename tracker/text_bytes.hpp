@@ -32,6 +32,10 @@ public:
   bool empty() const { return m_size == 0; }
   std::string_view view() const { return {m_bytes.get(), m_size}; }
 
+  // Whether the text is `other`, byte for byte.
+  bool operator==(std::string_view other) const { return view() == other; }
+  bool operator==(const TextBytes& other) const { return view() == other.view(); }
+
   // Takes the first `size` bytes of the room, written through data(), as
   // the text; `size` is at most capacity().
   void set_size(std::size_t size);

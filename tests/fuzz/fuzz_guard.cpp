@@ -96,7 +96,7 @@ void check_plain_tool_call(std::string_view input, const ClientMessage& message)
   // What a last line may have left, which the scan must replace whole:
   // a content always, and every other time a tree of another shape.
   static unsigned scans = 0;
-  arguments.content = ContentArgument{ContentHash{1, 2}, std::string("stale")};
+  arguments.content = ContentArgument{ContentHash{1, 2}, TextBytes::copy_of("stale")};
   if (++scans % 2 == 0) {
     arguments.tree = nlohmann::json{{"stale", {1, 2}}};
   }

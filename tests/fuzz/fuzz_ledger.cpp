@@ -346,7 +346,7 @@ private:
       // Every other write as the reader hands a short content on, decoded;
       // the rest as a long one, from the line.
       if (++m_content_arguments % 2 == 0) {
-        content.text = arguments["content"].get<std::string>();
+        content.text = TextBytes::copy_of(arguments["content"].get<std::string>());
       }
     }
     if (k_trace) {

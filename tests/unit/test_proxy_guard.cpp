@@ -116,8 +116,8 @@ struct Session {
   {
     ContentArgument content; // as the reader finds it
     if (arguments.contains("content") && arguments["content"].is_string()) {
-      content.text = arguments["content"].get<std::string>();
-      content.hash = fake_hash(*content.text);
+      content.text = TextBytes::copy_of(arguments["content"].get<std::string>());
+      content.hash = fake_hash(std::string(content.text->view()));
     }
     request(json_line({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
                        {"params", {{"name", tool}, {"arguments", arguments}}}}),
@@ -1075,7 +1075,7 @@ TEST_SUITE("guard: stale changes")
       s.request(Session::json_line({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
                                     {"params", {{"name", "write_file"}, {"arguments", arguments}}}}),
                 ContentArgument{fake_hash(written),
-                                decoded ? std::optional<std::string>(written) : std::nullopt});
+                                decoded ? std::optional(TextBytes::copy_of(written)) : std::nullopt});
       REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
       s.disk.write("/ws/a.txt", written);
       s.answer_text(2, "Successfully wrote to /ws/a.txt");

@@ -209,7 +209,7 @@ TEST_SUITE("json_reader")
       std::optional<ContentHash> fresh_hash;
       const auto fresh = read_json_fast(text, fresh_hash);
       std::optional<ContentHash> reused_hash;
-      std::optional<std::string> content_text = "left from the last line";
+      std::optional<TextBytes> content_text = TextBytes::copy_of("left from the last line");
       const bool read = read_json_fast(text, reused, reused_hash, &content_text);
       REQUIRE(read == fresh.has_value());
       if (!read) {
@@ -225,7 +225,7 @@ TEST_SUITE("json_reader")
       // here), and it is what was hashed.
       REQUIRE(content_text.has_value() == reused_hash.has_value());
       if (content_text) {
-        CHECK(hash_bytes(*content_text) == *reused_hash);
+        CHECK(hash_bytes(content_text->view()) == *reused_hash);
       }
     }
     CHECK(compared > 10'000);
@@ -286,7 +286,7 @@ TEST_SUITE("json_reader")
   {
     nlohmann::json tree;
     std::optional<ContentHash> content_hash;
-    std::optional<std::string> content_text;
+    std::optional<TextBytes> content_text;
     std::string long_array = "[[0";
     for (int element = 1; element < 30'000; ++element) {
       long_array += ",0";
@@ -313,11 +313,37 @@ TEST_SUITE("json_reader")
     CHECK(content_text->capacity() < 100);
   }
 
+  TEST_CASE("a content reads the same decoded in place or in pieces, and keeps no room for the padding after it")
+  {
+    // The rest of a line from the content's quote up to
+    // k_decoded_content_bytes is decoded straight into the text kept; a
+    // longer rest, in pieces. Either way: the same text, hash and traits,
+    // in room for the text, not for the line.
+    nlohmann::json tree;
+    std::optional<ContentHash> content_hash;
+    std::optional<TextBytes> content_text;
+    std::optional<ContentTraits> traits;
+    const std::string raw = R"(caf\u00e9\n\"quoted\"\ttab)";
+    const std::string decoded = "caf\xC3\xA9\n\"quoted\"\ttab";
+    const std::string line = R"({"params":{"arguments":{"path":"/a","content":")" + raw + R"("}}})";
+    const std::size_t rest = raw.size() + 5; // the quotes and "}}}"
+    for (const std::size_t padding : {std::size_t{0}, std::size_t{100'000},
+                                      k_decoded_content_bytes - rest, k_decoded_content_bytes - rest + 1}) {
+      CAPTURE(padding);
+      REQUIRE(read_json_fast(line + std::string(padding, ' '), tree, content_hash, &content_text, &traits));
+      REQUIRE(content_text.has_value());
+      CHECK(*content_text == decoded);
+      CHECK(content_text->capacity() < 100);
+      CHECK(content_hash == hash_bytes(decoded));
+      CHECK(traits == ContentTraits{.valid_utf8 = true, .bare_cr = false});
+    }
+  }
+
   TEST_CASE("a content up to k_decoded_content_bytes is decoded for the guard, a longer one only hashed")
   {
     nlohmann::json tree;
     std::optional<ContentHash> content_hash;
-    std::optional<std::string> content_text;
+    std::optional<TextBytes> content_text;
     std::optional<ContentTraits> traits;
     const auto write = [](const std::string& raw_content) {
       return R"({"params":{"arguments":{"path":"/a","content":")" + raw_content + R"("}}})";
