@@ -12,7 +12,9 @@ namespace fsguard {
 
 class TextBytes {
 public:
+  // An empty text with no room.
   TextBytes() = default;
+  // Takes `other`'s bytes, leaving it empty with no room.
   TextBytes(TextBytes&& other) noexcept;
   TextBytes& operator=(TextBytes&& other) noexcept;
   TextBytes(const TextBytes&) = delete; // copied only on purpose: copy_of()
@@ -27,9 +29,11 @@ public:
   // The room, for a writer to fill before set_size().
   char* data() { return m_bytes.get(); }
   const char* data() const { return m_bytes.get(); }
+  // The text's length; the room it holds (what a budget counts).
   std::size_t size() const { return m_size; }
   std::size_t capacity() const { return m_capacity; }
   bool empty() const { return m_size == 0; }
+  // The text, valid until it is changed or moved from.
   std::string_view view() const { return {m_bytes.get(), m_size}; }
 
   // Whether the text is `other`, byte for byte.
