@@ -128,18 +128,12 @@ private:
   }
 
 public:
-  // The line that next() just returned, with its newline, as a string of
-  // its own.
-  std::string take_line()
+  // The line that next() just returned, with its newline (a last line
+  // without one has none), where it lies in the buffer: valid until next()
+  // is called again, which may move or overwrite it.
+  std::string_view line_with_newline() const
   {
-    std::string line;
-    line.reserve(m_taken_end - m_taken_begin + 1);
-    line.assign(m_buffer->data() + m_taken_begin, m_taken_end - m_taken_begin);
-    if (line.empty() || line.back() != '\n') {
-      line += '\n';
-    }
-    m_taken_begin = m_taken_end = 0;
-    return line;
+    return std::string_view(m_buffer->data() + m_taken_begin, m_taken_end - m_taken_begin);
   }
 
   // The buffer, whose unused memory may be given back while no line comes
@@ -216,7 +210,7 @@ private:
   bool m_discarding = false;
   std::size_t m_discarded = 0;   // bytes of the line being discarded, so far
   bool m_eof = false;
-  std::size_t m_taken_begin = 0; // the last line returned, for take_line()
+  std::size_t m_taken_begin = 0; // the last line returned, for line_with_newline()
   std::size_t m_taken_end = 0;
 };
 

@@ -300,7 +300,7 @@ void Guard::answer_error(const nlohmann::json& id, RpcError code, std::string_vi
     error_response(id.is_string() || id.is_number() ? id : nlohmann::json(), code, message));
 }
 
-void Guard::on_client_request(std::string line, const nlohmann::json& request,
+void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
                               ContentArgument content, Outbox& out, Clock::time_point now)
 {
   const RequestMembers members = request_members(request);
@@ -377,7 +377,7 @@ void Guard::on_client_request(std::string line, const nlohmann::json& request,
                std::move(content), *opened, out, now);
 }
 
-void Guard::run_new_call(std::string& line, const nlohmann::json& id, const std::string& key,
+void Guard::run_new_call(OutgoingLine& line, const nlohmann::json& id, const std::string& key,
                          const std::string& tool, const nlohmann::json& arguments,
                          std::optional<GuardedCall>&& what, ContentArgument content,
                          PendingRequest& entry, Outbox& out, Clock::time_point now)
@@ -393,8 +393,9 @@ void Guard::run_new_call(std::string& line, const nlohmann::json& id, const std:
   Attempt attempt =
     try_run(line, id, std::move(what), content, key, entry, sent_at, held_before, out, now);
   if (attempt.outcome != Outcome::ran) {
-    m_held.push_back(Held{std::move(line), id, tool, arguments, std::move(content), key, sent_at,
-                          attempt.outcome == Outcome::waiting_for_directories,
+    // Held: its line outlives the reader's buffer, so it is copied if lent.
+    m_held.push_back(Held{std::move(line).take(), id, tool, arguments, std::move(content), key,
+                          sent_at, attempt.outcome == Outcome::waiting_for_directories,
                           std::move(attempt.call), now});
   }
 }
@@ -431,7 +432,7 @@ std::optional<Guard::PlainCall> Guard::scan_plain_call(std::string_view text,
   return PlainCall{*scanned, filter.tool()};
 }
 
-bool Guard::take_plain_call(std::string& line, const PlainCall& call,
+bool Guard::take_plain_call(OutgoingLine& line, const PlainCall& call,
                             PlainCallArguments& arguments, Outbox& out, Clock::time_point now)
 {
   // As on_client_request() takes the line parsed, which the scan's shape
@@ -507,7 +508,7 @@ std::unique_ptr<CallInFlight> Guard::describe(const nlohmann::json& id, GuardedC
   return described;
 }
 
-Guard::Attempt Guard::try_run(std::string& line, const nlohmann::json& id,
+Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
                               std::optional<GuardedCall>&& what, ContentArgument& content,
                               const std::string& key, PendingRequest& entry, std::uint64_t sent_at,
                               const std::vector<const CallInFlight*>& held_before, Outbox& out,
@@ -844,7 +845,7 @@ bool Guard::server_refuses(const std::string& file) const
                       });
 }
 
-void Guard::start(std::string line, std::unique_ptr<CallInFlight> owned, const std::string& key,
+void Guard::start(OutgoingLine line, std::unique_ptr<CallInFlight> owned, const std::string& key,
                   PendingRequest& entry, Outbox& out, Clock::time_point now)
 {
   CallInFlight& call = *owned;
@@ -889,7 +890,7 @@ void Guard::start(std::string line, std::unique_ptr<CallInFlight> owned, const s
         if (!m_view && call.written->bytes.size() > m_kept.budget().file_bytes) {
           call.written.reset();
         }
-      } else if (const auto raw = skim_content_argument(line);
+      } else if (const auto raw = skim_content_argument(line.text());
                  raw && (m_view || raw->size() <= max_raw_json_string(m_kept.budget().file_bytes))) {
         call.written = WrittenContent{TextBytes::copy_of(*raw)};
       }
@@ -927,7 +928,7 @@ void Guard::start(std::string line, std::unique_ptr<CallInFlight> owned, const s
   forward(std::move(line), std::move(owned), entry, out, now);
 }
 
-void Guard::forward(std::string line, std::unique_ptr<CallInFlight> owned, PendingRequest& entry,
+void Guard::forward(OutgoingLine line, std::unique_ptr<CallInFlight> owned, PendingRequest& entry,
                     Outbox& out, Clock::time_point now)
 {
   const CallInFlight& call = *owned;
@@ -976,7 +977,7 @@ bool Guard::asks_person(const Veto& veto) const
          && may_override(veto.code);
 }
 
-void Guard::ask_person(std::string line, CallInFlight call, const std::string& key,
+void Guard::ask_person(OutgoingLine line, CallInFlight call, const std::string& key,
                        Verdict verdict, Outbox& out, Clock::time_point now)
 {
   const std::string id = std::string(k_own_id_prefix) + "override/" + std::to_string(++m_next_question);
@@ -1000,7 +1001,7 @@ void Guard::ask_person(std::string line, CallInFlight call, const std::string& k
   }
   out.to_client.push_back(override_request(id, call.what.tool, shown_veto));
   mark_busy(call, +1); // the calls after it on its file wait for the answer
-  pending.line = std::move(line);
+  pending.line = std::move(line).take();
   pending.call = std::move(call);
   pending.key = key;
   pending.verdict = std::move(verdict);
@@ -1070,7 +1071,7 @@ void Guard::on_client_gone(Outbox& out, Clock::time_point now)
   }
 }
 
-Guard::Verdict Guard::decide_change(CallInFlight& call, std::string& line)
+Guard::Verdict Guard::decide_change(CallInFlight& call, OutgoingLine& line)
 {
   call.licensed_extent.assign(call.files.size(), ReadExtent::whole);
   for (std::size_t index = 0; index < call.files.size(); ++index) {
@@ -1112,7 +1113,7 @@ Guard::Verdict Guard::decide_change(CallInFlight& call, std::string& line)
       return {veto, {}, {}};
     }
     if (kind == WriteKind::overwrite) {
-      if (auto veto = undoes_shown_change(call, line, *file)) {
+      if (auto veto = undoes_shown_change(call, line.text(), *file)) {
         return {veto, {}, {}};
       }
     }
@@ -1158,7 +1159,7 @@ std::optional<Veto> Guard::undoes_shown_change(const CallInFlight& call, std::st
   return veto;
 }
 
-Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const std::string& file,
+Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line, const std::string& file,
                                    Veto veto)
 {
   Verdict verdict;
@@ -1214,7 +1215,7 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
   };
   if (text && call.what.role == ToolRole::edit
       && m_settings.stale_edit == StaleEdit::rebase) {
-    const auto request = nlohmann::json::parse(line, nullptr, false);
+    const auto request = nlohmann::json::parse(line.text(), nullptr, false);
     const auto edits = text_edits(member(member(request, "params"), "arguments"));
     if (!edits) {
       veto.not_rebased = "its edits are not all {oldText, newText} strings";
@@ -1233,12 +1234,12 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, std::string& line, const 
   }
   if (text && call.what.role == ToolRole::write
       && m_settings.stale_write == StaleWrite::merge && call.expected) {
-    const auto written = written_text(call, line, limit);
+    const auto written = written_text(call, line.text(), limit);
     const auto merged = written && m_disk.hash_of(*written) == *call.expected
                           ? merge_write(seen_text, *written, *current)
                           : std::nullopt;
     if (merged && merged->clean) {
-      if (auto rewritten = with_content(line, merged->text)) {
+      if (auto rewritten = with_content(line.text(), merged->text)) {
         line = std::move(*rewritten);
         call.expected = m_disk.hash_of(merged->text);
         const TextDiff shown = diff_texts(*written, merged->text, "your content",
@@ -1403,7 +1404,7 @@ void Guard::on_upstream_request(const std::string& key, std::string_view method)
   m_ledger.open(key, std::move(entry)); // a reused id keeps its first request
 }
 
-void Guard::on_client_response(std::string line, const nlohmann::json& response, Outbox& out)
+void Guard::on_client_response(OutgoingLine line, const nlohmann::json& response, Outbox& out)
 {
   const std::string key = id_key(member(response, "id"));
   const auto answered = m_ledger.close(Peer::client, key);
@@ -1423,7 +1424,7 @@ void Guard::on_client_response(std::string line, const nlohmann::json& response,
   }
 }
 
-void Guard::on_client_notification(std::string line, const nlohmann::json& notification,
+void Guard::on_client_notification(OutgoingLine line, const nlohmann::json& notification,
                                    Outbox& out)
 {
   if (method_of(notification) != "notifications/cancelled") {
@@ -1855,7 +1856,8 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
       m_held.push_back(std::move(held));
       continue;
     }
-    Attempt attempt = try_run(held.line, held.id,
+    OutgoingLine line(std::move(held.line));
+    Attempt attempt = try_run(line, held.id,
                               describe_call(tools(), held.tool, held.arguments), // the map now
                               held.content, held.key,
                               *m_ledger.find(Peer::upstream, held.key), held.sent_at,
@@ -1863,6 +1865,7 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
     if (attempt.outcome == Outcome::ran) {
       continue;
     }
+    held.line = std::move(line).take(); // its own string again, not copied
     held.awaiting_directories = attempt.outcome == Outcome::waiting_for_directories;
     held.described = std::move(attempt.call);
     m_held.push_back(std::move(held));

@@ -21,6 +21,7 @@
 #include "proxy/ledger.hpp"
 #include "proxy/message.hpp"
 #include "proxy/outbox.hpp"
+#include "proxy/outgoing_line.hpp"
 #include "proxy/plain_tool_call.hpp"
 #include "proxy/server_paths.hpp"
 #include "proxy/shared_ledger.hpp"
@@ -61,17 +62,18 @@ public:
   // Takes a client request `request` (parsed) whose raw text is `line`:
   // forwards it, refuses it, answers it with a veto, or holds it until
   // earlier calls on its files are answered. `content` is what the reader
-  // found of params.arguments.content. `now` starts its clock.
-  void on_client_request(std::string line, const nlohmann::json& request,
+  // found of params.arguments.content. `now` starts its clock. A borrowed
+  // `line` goes into `out` as it is, or is copied if the guard keeps it.
+  void on_client_request(OutgoingLine line, const nlohmann::json& request,
                          ContentArgument content, Outbox& out,
                          Clock::time_point now = Clock::now());
 
   // Takes a client notification `notification` whose raw text is `line`.
-  void on_client_notification(std::string line, const nlohmann::json& notification, Outbox& out);
+  void on_client_notification(OutgoingLine line, const nlohmann::json& notification, Outbox& out);
 
   // Takes the client's answer `response` (raw text `line`) to a request of
   // the upstream's.
-  void on_client_response(std::string line, const nlohmann::json& response, Outbox& out);
+  void on_client_response(OutgoingLine line, const nlohmann::json& response, Outbox& out);
 
   // The upstream sent a request `method` with id key `key`.
   void on_upstream_request(const std::string& key, std::string_view method);
@@ -110,7 +112,7 @@ public:
   // guarded tool run, refused or held. False, with `line` untouched and
   // nothing recorded, when its id is still pending (on_client_request()
   // refuses it). `now` starts its clock.
-  bool take_plain_call(std::string& line, const PlainCall& call, PlainCallArguments& arguments,
+  bool take_plain_call(OutgoingLine& line, const PlainCall& call, PlainCallArguments& arguments,
                        Outbox& out, Clock::time_point now = Clock::now());
 
   // If the client's request that the upstream's answer `key` answers is one
@@ -191,7 +193,7 @@ public:
 
 private:
   struct Held {
-    std::string line;
+    std::string line; // owned: the reader's buffer moves on while it waits
     nlohmann::json id;
     std::string tool;
     nlohmann::json arguments; // as parsed, minus a write's content
@@ -257,7 +259,7 @@ private:
   // the person was shown (allowed only if it still holds), and when the
   // question expires.
   struct PendingOverride {
-    std::string line;
+    std::string line; // owned, as a held call's
     CallInFlight call;
     std::string key; // the call's, toward the upstream
     Verdict verdict;
@@ -346,7 +348,7 @@ private:
   // `entry`), which the tool map in force now describes as `what` (nothing:
   // no longer a file tool), unless it must wait for the calls `held_before`
   // it or in flight, or for the server's directories.
-  Attempt try_run(std::string& line, const nlohmann::json& id,
+  Attempt try_run(OutgoingLine& line, const nlohmann::json& id,
                   std::optional<GuardedCall>&& what, ContentArgument& content,
                   const std::string& key, PendingRequest& entry, std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
                   Outbox& out, Clock::time_point now);
@@ -354,7 +356,7 @@ private:
   // key `key`, ledger entry `entry` just opened) of `tool` with
   // `arguments`, described as `what`; `content` is what the reader found
   // of its content.
-  void run_new_call(std::string& line, const nlohmann::json& id, const std::string& key,
+  void run_new_call(OutgoingLine& line, const nlohmann::json& id, const std::string& key,
                     const std::string& tool, const nlohmann::json& arguments,
                     std::optional<GuardedCall>&& what, ContentArgument content,
                     PendingRequest& entry, Outbox& out, Clock::time_point now);
@@ -401,7 +403,7 @@ private:
   std::optional<std::string> content_seen(const std::string& file);
   // Decides the call `call` (raw request `line`, id key `key`, ledger entry
   // `entry`) and sends it upstream, or refuses it.
-  void start(std::string line, std::unique_ptr<CallInFlight> call, const std::string& key,
+  void start(OutgoingLine line, std::unique_ptr<CallInFlight> call, const std::string& key,
              PendingRequest& entry, Outbox& out, Clock::time_point now);
   // Refuses the change `call` (upstream key `key`) with `verdict`'s veto,
   // recording what the veto shows the agent.
@@ -409,11 +411,11 @@ private:
                    std::int64_t latency_us, Outbox& out, Clock::time_point now);
   // Sends the call `call` (raw request `line`) upstream, recording it in its
   // ledger entry `entry`.
-  void forward(std::string line, std::unique_ptr<CallInFlight> call, PendingRequest& entry,
+  void forward(OutgoingLine line, std::unique_ptr<CallInFlight> call, PendingRequest& entry,
                Outbox& out, Clock::time_point now);
   // Whether to ask the person about `veto` before refusing.
   bool asks_person(const Veto& veto) const;
-  void ask_person(std::string line, CallInFlight call, const std::string& key, Verdict verdict,
+  void ask_person(OutgoingLine line, CallInFlight call, const std::string& key, Verdict verdict,
                   Outbox& out, Clock::time_point now);
   // The person's `answer` (or its absence, `answer` null: `said` tells why)
   // to the override question `key`.
@@ -421,7 +423,7 @@ private:
                        Outbox& out, Clock::time_point now);
   // Decides the change `call` (raw request `line`, rewritten when a stale
   // write is merged).
-  Verdict decide_change(CallInFlight& call, std::string& line);
+  Verdict decide_change(CallInFlight& call, OutgoingLine& line);
   // The veto of a whole-file write of `file` (raw request `line`) that
   // would undo a change the agent knows only from fsguard's own text, and
   // may have written before it took that text in; nothing if it keeps it.
@@ -433,7 +435,7 @@ private:
                                                  std::size_t max_bytes);
   // The `veto` of a change of `file` that changed since the agent saw it,
   // made into what the agent can act on: the diff, a rebase or a merge.
-  Verdict stale_change(CallInFlight& call, std::string& line, const std::string& file,
+  Verdict stale_change(CallInFlight& call, OutgoingLine& line, const std::string& file,
                        Veto veto);
   // Whether the client shows the model all of `answer` (see client_limits).
   bool client_shows_whole(std::string_view answer) const;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proxy/log.hpp"
+#include "proxy/outgoing_line.hpp"
 
 namespace fsguard {
 
@@ -17,7 +18,9 @@ struct LogLine {
 };
 
 struct Outbox {
-  std::vector<std::string> to_upstream;
+  // The client's line among them may be borrowed from the reader's buffer
+  // (see OutgoingLine): written at once, or made owned by own_lines().
+  std::vector<OutgoingLine> to_upstream;
   std::vector<std::string> to_client;
   std::vector<LogLine> log;
   std::vector<nlohmann::ordered_json> decisions; // audit records
@@ -28,6 +31,16 @@ struct Outbox {
   bool empty() const
   {
     return to_upstream.empty() && to_client.empty() && log.empty() && decisions.empty();
+  }
+
+  // Makes every line to the upstream a string of its own, so that none
+  // depends on the reader's buffer any more: before anything waits with
+  // lines still in the Outbox.
+  void own_lines()
+  {
+    for (auto& line : to_upstream) {
+      line.own();
+    }
   }
 
   // Empties it, keeping the vectors' room: one Outbox serves every client

@@ -56,25 +56,24 @@ void free_tree_if_long(PlainCallArguments& arguments, std::size_t line_bytes)
   }
 }
 
-// Takes the client's `line` (with its newline) without a parse when it is
-// a plain tools/call (Guard::scan_plain_call), its arguments read into
-// `arguments` for a guarded tool; false, `line` untouched, otherwise.
-bool take_plain_call(Session& session, std::string& line, PlainCallArguments& arguments,
-                     Outbox& out)
+// Takes the client's `line` (with its newline; `text` without it) without
+// a parse when it is a plain tools/call (Guard::scan_plain_call), its
+// arguments read into `arguments` for a guarded tool; false, `line`
+// untouched, otherwise.
+bool take_plain_call(Session& session, OutgoingLine& line, std::string_view text,
+                     PlainCallArguments& arguments, Outbox& out)
 {
-  const std::string_view text(line.data(), line.size() - 1);
   const auto call = session.guard.scan_plain_call(text, arguments);
   return call && session.guard.take_plain_call(line, *call, arguments, out);
 }
 
-// Handles one client line: `line` is the line with its newline (owned, to
-// forward without copying), `text` the same without it. `message` holds the
-// last line's parse, whose tree this one is read into. `out` is empty, and
-// is left empty.
-Task<void> handle_client_line(Session& session, std::string line, ClientMessage& message,
-                              Outbox& out)
+// Handles one client line: `line` is the line with its newline (borrowed
+// from the reader's buffer, which stays as it is until this returns), `text`
+// the same without it. `message` holds the last line's parse, whose tree
+// this one is read into. `out` is empty, and is left empty.
+Task<void> handle_client_line(Session& session, OutgoingLine line, std::string_view text,
+                              ClientMessage& message, Outbox& out)
 {
-  const std::string_view text(line.data(), line.size() - 1);
   parse_client_message(text, message);
   if (message.kind == MessageKind::invalid || message.kind == MessageKind::too_deep
       || message.kind == MessageKind::bad_id || message.kind == MessageKind::batch) {
@@ -149,7 +148,7 @@ Task<void> handle_client_line(Session& session, std::string line, ClientMessage&
   }
   free_tree_if_long(message, text.size());
   if (!session.upstream.status()) {
-    co_await send(session.upstream.input(), std::move(line));
+    co_await send(session.upstream.input(), std::move(line).take());
   }
 }
 
@@ -218,8 +217,10 @@ Task<void> relay_client_to_upstream(Session& session)
       continue;
     }
     const std::size_t line_bytes = event.text.size();
-    std::string line = reader.take_line();
-    if (!session.upstream.status() && take_plain_call(session, line, plain, out)) {
+    // Not copied: it goes on from the reader's buffer, unless the guard
+    // keeps it or the upstream does not take it at once (then it is copied).
+    OutgoingLine line = OutgoingLine::borrowed(reader.line_with_newline());
+    if (!session.upstream.status() && take_plain_call(session, line, event.text, plain, out)) {
       // a tools/call in the usual shape, unparsed but for a guarded one's arguments
       free_tree_if_long(plain, line_bytes);
       if (!flush_at_once(session, out)) {
@@ -227,7 +228,7 @@ Task<void> relay_client_to_upstream(Session& session)
       }
       continue;
     }
-    co_await handle_client_line(session, std::move(line), message, out);
+    co_await handle_client_line(session, std::move(line), event.text, message, out);
     free_tree_if_long(message, line_bytes); // whichever way the line went
   }
   session.client_done = true;

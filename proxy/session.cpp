@@ -13,16 +13,23 @@ void audit(Session& session, const nlohmann::ordered_json& record)
 
 namespace {
 
+std::string_view text_of(const std::string& line) { return line; }
+std::string_view text_of(const OutgoingLine& line) { return line.text(); }
+
+void drop_front(std::string& line, std::size_t count) { line.erase(0, count); }
+void drop_front(OutgoingLine& line, std::size_t count) { line.drop_front(count); }
+
 // Writes the first of `lines` that `writer` takes at once, and removes them
 // (and the written part of the line it took in part). True if none is left.
-template <class Writer>
-bool send_at_once(Writer& writer, std::vector<std::string>& lines)
+template <class Writer, class Line>
+bool send_at_once(Writer& writer, std::vector<Line>& lines)
 {
   std::size_t sent = 0;
   for (; sent < lines.size(); ++sent) {
-    std::string& line = lines[sent];
-    if (const auto rest = writer.try_write(line)) {
-      line.erase(0, line.size() - rest->size()); // "" still owes its newline
+    Line& line = lines[sent];
+    const std::string_view text = text_of(line);
+    if (const auto rest = writer.try_write(text)) {
+      drop_front(line, text.size() - rest->size()); // "" still owes its newline
       break;
     }
   }
@@ -52,11 +59,12 @@ Task<void> flush(Session& session, Outbox& out)
   if (flush_at_once(session, out)) {
     co_return;
   }
+  out.own_lines(); // no line waits on the reader's buffer
   for (const auto& line : out.to_client) {
     co_await session.to_client.write(line); // `out` keeps it until written
   }
   for (const auto& line : out.to_upstream) {
-    co_await session.upstream.input().write(line);
+    co_await session.upstream.input().write(line.text());
   }
   out.clear();
 }

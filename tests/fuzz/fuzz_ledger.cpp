@@ -360,8 +360,12 @@ private:
     // guarded one's arguments, and the rest parsed (the model holds both to
     // one account). Every third plain guarded call is parsed instead, as a
     // line of another shape would be: both ways stay in play.
-    std::string line = request.dump() + "\n";
-    const std::string_view text(line.data(), line.size() - 1);
+    // Borrowed from a reader's buffer, overwritten once the guard took it
+    // (as the relay's reader reads on): whatever the guard kept uncopied
+    // would show it.
+    m_reader_buffer = request.dump() + "\n";
+    OutgoingLine line = OutgoingLine::borrowed(m_reader_buffer);
+    const std::string_view text(m_reader_buffer.data(), m_reader_buffer.size() - 1);
     const auto plain = m_guard.scan_plain_call(text, m_plain_arguments);
     bool taken = false;
     if (plain && (plain->tool == nullptr || ++m_plain_guarded % 3 != 0)) {
@@ -376,6 +380,8 @@ private:
     if (!taken) {
       m_guard.on_client_request(std::move(line), request, std::move(content), out, m_now);
     }
+    out.own_lines(); // as the relay writes them before it reads on
+    std::fill(m_reader_buffer.begin(), m_reader_buffer.end(), '#');
     take(out);
   }
 
@@ -419,7 +425,9 @@ private:
   void take(Outbox& out)
   {
     if (k_trace) {
-      for (const auto& line : out.to_upstream) std::fprintf(stderr, "-> upstream %s", line.c_str());
+      for (const auto& line : out.to_upstream) {
+        std::fprintf(stderr, "-> upstream %.*s", static_cast<int>(line.text().size()), line.text().data());
+      }
       for (const auto& line : out.to_client) std::fprintf(stderr, "-> client %s\n", line.substr(0, 4000).c_str());
     }
     for (const auto& line : out.to_client) {
@@ -430,7 +438,7 @@ private:
       learn_from_veto(message);
     }
     for (const auto& line : out.to_upstream) {
-      const auto message = nlohmann::json::parse(line);
+      const auto message = nlohmann::json::parse(line.text());
       if (!message.contains("id")) {
         continue; // a cancel
       }
@@ -853,6 +861,7 @@ private:
   std::map<std::string, std::string> m_sent_contents; // a write's content as the client sent it
   unsigned m_content_arguments = 0; // writes sent, to hand every other one on decoded
   PlainCallArguments m_plain_arguments; // reused, as the relay reuses it
+  std::string m_reader_buffer; // the client's lines are lent from it, as from the relay's reader
   unsigned m_plain_guarded = 0;         // plain guarded calls, to parse every third one
   std::map<std::string, std::uint64_t> m_sent_order;  // by call key
   std::map<std::string, std::pair<std::string, std::string>> m_pending_moves; // sent, not done

@@ -20,7 +20,7 @@ namespace {
 
 struct Collected {
   std::vector<std::string> lines;
-  std::vector<std::string> taken; // take_line() after each line
+  std::vector<std::string> taken; // line_with_newline() after each line
   int too_long = 0;
   std::size_t largest_buffer = 0; // the reader's buffer at its largest
 };
@@ -52,7 +52,7 @@ Collected frame(const std::string& input, std::size_t max_line_bytes)
         ++collected.too_long;
       } else {
         collected.lines.emplace_back(event.text);
-        collected.taken.push_back(reader.take_line());
+        collected.taken.emplace_back(reader.line_with_newline());
       }
     }
   }, boost::asio::detached);
@@ -69,7 +69,7 @@ TEST_SUITE("framing")
   {
     const auto collected = frame("one\ntwo\r\n\nthree", 1024);
     CHECK(collected.lines == std::vector<std::string>{"one", "two\r", "", "three"});
-    CHECK(collected.taken == std::vector<std::string>{"one\n", "two\r\n", "\n", "three\n"});
+    CHECK(collected.taken == std::vector<std::string>{"one\n", "two\r\n", "\n", "three"});
     CHECK(collected.too_long == 0);
   }
 
@@ -95,7 +95,7 @@ TEST_SUITE("framing")
 
 TEST_SUITE("framing")
 {
-  TEST_CASE("taking long lines one after another keeps every byte in order")
+  TEST_CASE("long lines one after another keeps every byte in order")
   {
     std::string input;
     std::vector<std::string> expected;
@@ -132,7 +132,7 @@ TEST_SUITE("framing")
       expected.push_back(line + "\n");
       input += expected.back();
     }
-    expected.push_back(std::string(400'000, 'q') + "\n"); // a long last line without a newline
+    expected.push_back(std::string(400'000, 'q')); // a long last line without a newline
     input += std::string(400'000, 'q');
     const auto collected = frame(input, 64 * 1024 * 1024);
     REQUIRE(collected.taken.size() == expected.size());
@@ -178,7 +178,7 @@ TEST_SUITE("framing")
       CHECK(blank.text.size() == 300'000);
       const LineEvent next = co_await reader.next();
       CHECK(next.text == "next");
-      taken = reader.take_line();
+      taken = reader.line_with_newline();
     }, boost::asio::detached);
     context.run();
     writer.join();

@@ -46,6 +46,7 @@ struct Session {
   Outbox out;
   Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
   PlainCallArguments plain_arguments; // reused, as the relay reuses it
+  std::string reader_buffer; // the relay's reader's, which the client's lines are lent from
 
   // `server_version` "1.2.29" makes the server @agent-infra's fork.
   // `listed`: the server's allowed directories, as it spells them.
@@ -72,21 +73,34 @@ struct Session {
 
   static std::string json_line(const nlohmann::json& message) { return message.dump() + "\n"; }
 
-  // The client's request `line`, taken as the relay takes it: a plain call
-  // unparsed (but for a guarded one's arguments), anything else parsed.
-  // `content` stands for what the reader finds of a write's content, in
-  // either way (hashed as the FakeDisk hashes).
+  // The client's request `line`, taken as the relay takes it: borrowed from
+  // the reader's buffer (reader_buffer), a plain call unparsed (but for a
+  // guarded one's arguments), anything else parsed. `content` stands for
+  // what the reader finds of a write's content, in either way (hashed as
+  // the FakeDisk hashes). The buffer is overwritten afterwards, as the
+  // reader reads on (read_on).
   void request(const std::string& line, ContentArgument content = {})
   {
     out = Outbox{};
-    std::string unparsed = line;
-    if (take_plain(unparsed, std::move(content))) {
-      return;
+    reader_buffer = line;
+    OutgoingLine lent = OutgoingLine::borrowed(reader_buffer);
+    if (!take_plain(lent, std::move(content))) {
+      REQUIRE(lent.text() == line); // untouched when refused
+      REQUIRE(out.to_upstream.empty());
+      REQUIRE(out.to_client.empty());
+      guard.on_client_request(std::move(lent), nlohmann::json::parse(line), std::move(content), out,
+                              now);
     }
-    REQUIRE(unparsed == line); // untouched when refused
-    REQUIRE(out.to_upstream.empty());
-    REQUIRE(out.to_client.empty());
-    guard.on_client_request(line, nlohmann::json::parse(line), std::move(content), out, now);
+    read_on();
+  }
+
+  // What the relay does before its reader reads on: the lines a step sent
+  // are written (here made owned, for the test to read), and the reader's
+  // buffer is reused, which a line the guard kept borrowed would show.
+  void read_on()
+  {
+    out.own_lines();
+    std::fill(reader_buffer.begin(), reader_buffer.end(), '#');
   }
 
   // Takes `line` as a plain call if it is one (Guard::scan_plain_call),
@@ -94,9 +108,10 @@ struct Session {
   // same as the full parse finds, which the fuzzer and the scan's tests
   // check, but hashed with the real hash); true if taken. `content` is
   // left as it was otherwise.
-  bool take_plain(std::string& line, ContentArgument&& content = {})
+  bool take_plain(OutgoingLine& line, ContentArgument&& content = {})
   {
-    const std::string_view text(line.data(), line.size() - (line.ends_with('\n') ? 1 : 0));
+    std::string_view text = line.text();
+    text.remove_suffix(text.ends_with('\n') ? 1 : 0);
     const auto call = guard.scan_plain_call(text, plain_arguments);
     if (!call) {
       return false;
@@ -172,7 +187,7 @@ struct Session {
   void list_directories(const std::vector<std::string>& directories, bool then_probes = true)
   {
     REQUIRE_FALSE(out.to_upstream.empty());
-    const auto asked = nlohmann::json::parse(out.to_upstream.back());
+    const auto asked = nlohmann::json::parse(out.to_upstream.back().text());
     REQUIRE(asked["params"]["name"] == "list_allowed_directories");
     std::string text = "Allowed directories:";
     for (const auto& directory : directories) {
@@ -189,7 +204,10 @@ struct Session {
   // at 0 (a filesystem that keeps no creation times), shifted by `shift`.
   void answer_probes(std::int64_t shift = 0)
   {
-    const auto sent = out.to_upstream;
+    std::vector<std::string> sent;
+    for (const auto& line : out.to_upstream) {
+      sent.emplace_back(line.text());
+    }
     for (const auto& line : sent) {
       const auto asked = nlohmann::json::parse(line);
       if (asked["params"]["name"] != "get_file_info") {
@@ -211,7 +229,7 @@ struct Session {
   {
     std::vector<nlohmann::json> ids;
     for (const auto& line : out.to_upstream) {
-      ids.push_back(nlohmann::json::parse(line).value("id", nlohmann::json()));
+      ids.push_back(nlohmann::json::parse(line.text()).value("id", nlohmann::json()));
     }
     return ids;
   }
@@ -282,7 +300,7 @@ struct Session {
   nlohmann::json forwarded_arguments(const nlohmann::json& id) const
   {
     for (const auto& line : out.to_upstream) {
-      const auto message = nlohmann::json::parse(line);
+      const auto message = nlohmann::json::parse(line.text());
       if (message.value("id", nlohmann::json()) == id) {
         return message["params"]["arguments"];
       }
@@ -309,6 +327,52 @@ TEST_SUITE("guard")
     s.answer_text(2, "Successfully wrote to /ws/a.txt");
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3}); // decided now: own write known
     CHECK_FALSE(s.guard.holds_calls());
+  }
+
+  TEST_CASE("a held call keeps its line whole after the reader's buffer is reused")
+  {
+    // Session::request lends the client's line from the reader's buffer and
+    // overwrites the buffer once the guard took it: a held call keeps a copy
+    // of its own, which goes upstream as the client sent it.
+    Session s;
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read(1, "/ws/a.txt");
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    const std::string held = Session::json_line(
+      {{"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/call"},
+       {"params", {{"name", "write_file"}, {"arguments", {{"path", "/ws/a.txt"}, {"content", "three\n"}}}}}});
+    ContentArgument content;
+    content.text = TextBytes::copy_of("three\n");
+    content.hash = fake_hash("three\n");
+    s.request(held, std::move(content));
+    CHECK(s.out.to_upstream.empty());
+    REQUIRE(s.guard.holds_calls());
+    CHECK(s.reader_buffer.find_first_not_of('#') == std::string::npos); // the reader read on
+    s.disk.write("/ws/a.txt", "two\n");
+    s.answer_text(2, "Successfully wrote to /ws/a.txt");
+    REQUIRE(s.out.to_upstream.size() == 1);
+    CHECK(s.out.to_upstream.front() == held);
+  }
+
+  TEST_CASE("a call forwarded at once goes on from the reader's buffer, uncopied")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read(1, "/ws/a.txt");
+    for (const std::string& buffer :
+         {std::string(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/ws/a.txt"}}})"
+                       "\n"),
+          std::string(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/ws/b.txt","content":"new\n"}}})"
+                       "\n")}) {
+      CAPTURE(buffer);
+      s.out = Outbox{};
+      OutgoingLine lent = OutgoingLine::borrowed(buffer);
+      REQUIRE(s.take_plain(lent));
+      REQUIRE(s.out.to_upstream.size() == 1);
+      CHECK(s.out.to_upstream.front().is_borrowed());
+      CHECK(s.out.to_upstream.front().text().data() == buffer.data());
+      CHECK(s.out.to_upstream.front() == buffer);
+    }
   }
 
   TEST_CASE("a write's answer goes on before fsguard reads the file it left")
@@ -388,7 +452,7 @@ TEST_SUITE("guard")
     Session s;
     s.disk.write("/ws2/x.txt", "x");
     s.roots_changed("file:///ws2");
-    const auto asked = nlohmann::json::parse(s.out.to_upstream.back())["id"];
+    const auto asked = nlohmann::json::parse(s.out.to_upstream.back().text())["id"];
     s.notify({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
               {"params", {{"requestId", asked}}}});
     CHECK(s.out.to_upstream.empty());
@@ -408,7 +472,9 @@ TEST_SUITE("guard")
     for (int second = 1; second <= 7; ++second) {
       s.out = Outbox{};
       s.guard.tick(s.now + std::chrono::seconds(second), s.out);
-      sent.insert(sent.end(), s.out.to_upstream.begin(), s.out.to_upstream.end());
+      for (const auto& line : s.out.to_upstream) {
+        sent.emplace_back(line.text());
+      }
     }
     bool asked_again = false;
     for (const auto& line : sent) {
@@ -546,13 +612,15 @@ TEST_SUITE("guard")
   TEST_CASE("a plain call of a tool fsguard only relays goes on unparsed, and counts as pending")
   {
     Session s;
-    std::string line = R"({"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}},"jsonrpc":"2.0","id":7})"
-                       "\n";
-    const std::string sent = line;
+    const std::string sent = R"({"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}},"jsonrpc":"2.0","id":7})"
+                             "\n";
+    OutgoingLine line = OutgoingLine::borrowed(sent);
     REQUIRE(s.take_plain(line));
-    CHECK(s.out.to_upstream == std::vector<std::string>{sent});
+    REQUIRE(s.out.to_upstream.size() == 1);
+    CHECK(s.out.to_upstream.front() == sent);
+    CHECK(s.out.to_upstream.front().is_borrowed()); // forwarded uncopied
     // Pending under its id: reused, it is refused (by the full path).
-    std::string again = sent;
+    OutgoingLine again = OutgoingLine::borrowed(sent);
     s.out = Outbox{};
     CHECK_FALSE(s.take_plain(again));
     CHECK(again == sent);
@@ -600,7 +668,7 @@ TEST_SUITE("guard")
       std::vector<std::string> sent;
       const auto send = [&](const std::string& line) {
         s.out = Outbox{};
-        std::string taken = line;
+        OutgoingLine taken(line);
         if (plain) {
           REQUIRE(s.take_plain(taken));
         } else {
@@ -608,7 +676,7 @@ TEST_SUITE("guard")
                                     s.now);
         }
         for (const auto& each : s.out.to_upstream) {
-          sent.push_back("up " + each);
+          sent.push_back("up " + std::string(each.text()));
         }
         for (const auto& each : s.out.to_client) {
           sent.push_back("client " + each);
@@ -627,7 +695,7 @@ TEST_SUITE("guard")
       s.out = Outbox{};
       s.answer(2, {{"content", {{{"type", "text"}, {"text", "one\n"}}}}});
       for (const auto& each : s.out.to_upstream) {
-        sent.push_back("up " + each);
+        sent.push_back("up " + std::string(each.text()));
       }
       const SeenRecord* record = s.guard.record("/ws/a.txt");
       sent.push_back(record != nullptr ? "seen" : "unseen");
@@ -1354,7 +1422,8 @@ TEST_SUITE("guard: stale changes")
       R"({"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}},"jsonrpc":"2.0","id":7})"
       "\n";
     s.guard.on_client_request(line, nlohmann::json::parse(line), ContentArgument{}, s.out);
-    CHECK(s.out.to_upstream == std::vector<std::string>{line});
+    REQUIRE(s.out.to_upstream.size() == 1);
+    CHECK(s.out.to_upstream.front() == line);
     CHECK(s.guard.close_relayed_request("7"));
   }
 
@@ -1760,24 +1829,24 @@ TEST_SUITE("guard: servers that see other directories")
     s.roots_changed("file:///srv");
     s.list_directories({"/srv"}, false);
     REQUIRE(s.out.to_upstream.size() == 1); // fsguard asks about the directory
-    CHECK(nlohmann::json::parse(s.out.to_upstream.front())["params"]["name"] == "get_file_info");
+    CHECK(nlohmann::json::parse(s.out.to_upstream.front().text())["params"]["name"] == "get_file_info");
   };
 
   TEST_CASE("a directory of the server's name, created at another time, is another one: writes below it are refused")
   {
     Session s;
     roots_to_srv(s, 1'700'000'000);
-    const auto probes = s.out;
+    auto probes = std::move(s.out);
     s.call(1, "write_file", {{"path", "/srv/new.txt"}, {"content", "y\n"}});
     CHECK(s.forwarded_ids().empty()); // waits for the answer
-    s.out = probes;
+    s.out = std::move(probes);
     s.answer_probes(5); // the server's /srv was created 5 s later: another directory
     CHECK(s.answered(1) == "not_visible");
     Session earlier;
     roots_to_srv(earlier, 1'700'000'000);
-    const auto asked = earlier.out;
+    auto asked = std::move(earlier.out);
     earlier.call(1, "write_file", {{"path", "/srv/new.txt"}, {"content", "y\n"}});
-    earlier.out = asked;
+    earlier.out = std::move(asked);
     earlier.answer_probes(-1); // a second before: another directory
     CHECK(earlier.answered(1) == "not_visible");
     const std::string text = s.client_text(1);
@@ -1792,10 +1861,10 @@ TEST_SUITE("guard: servers that see other directories")
     for (const std::int64_t shift : {std::int64_t{0}, std::int64_t{-1'700'000'000}}) {
       Session s;
       roots_to_srv(s, 1'700'000'000);
-      const auto probes = s.out;
+      auto probes = std::move(s.out);
       s.call(1, "write_file", {{"path", "/srv/new.txt"}, {"content", "y\n"}});
       CHECK(s.forwarded_ids().empty());
-      s.out = probes;
+      s.out = std::move(probes);
       s.answer_probes(shift);
       CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{1});
     }

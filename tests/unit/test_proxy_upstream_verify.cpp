@@ -17,6 +17,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+std::vector<std::string> texts_of(const std::vector<OutgoingLine>& lines)
+{
+  std::vector<std::string> texts;
+  for (const auto& line : lines) {
+    texts.emplace_back(line.text());
+  }
+  return texts;
+}
+
 GuardSettings verifying_upstream()
 {
   GuardSettings settings;
@@ -30,6 +39,7 @@ struct RemoteSession {
   Outbox out;
   std::map<std::string, std::string> files; // the server's
   std::vector<std::string> own_reads;        // fsguard's reads the upstream answered
+  std::string reader_buffer; // the relay's reader's, which the client's lines are lent from
   Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
 
   explicit RemoteSession(GuardSettings settings = verifying_upstream())
@@ -39,15 +49,22 @@ struct RemoteSession {
              {"params", {{"clientInfo", {{"name", "test-client"}, {"version", "1"}}},
                          {"capabilities", nlohmann::json::object()}}}});
     answer(0, {{"serverInfo", {{"name", "secure-filesystem-server"}, {"version", "0.2.0"}}}});
-    const auto asked = nlohmann::json::parse(out.to_upstream.back());
+    const auto asked = nlohmann::json::parse(out.to_upstream.back().text());
     REQUIRE(asked["params"]["name"] == "list_allowed_directories");
     CHECK_FALSE(answer_text(asked["id"], "Allowed directories:\n/ws"));
   }
 
+  // The client's request `message`, its line borrowed from the reader's
+  // buffer (reader_buffer), which is overwritten once the guard took it, as
+  // the reader reads on: the guard keeps nothing of it uncopied.
   void request(const nlohmann::json& message, std::optional<ContentHash> hash = std::nullopt)
   {
     out = Outbox{};
-    guard.on_client_request(message.dump() + "\n", message, ContentArgument{hash}, out, now);
+    reader_buffer = message.dump() + "\n";
+    guard.on_client_request(OutgoingLine::borrowed(reader_buffer), message, ContentArgument{hash},
+                            out, now);
+    out.own_lines(); // as the relay writes them before it reads on
+    std::fill(reader_buffer.begin(), reader_buffer.end(), '#');
   }
 
   void notify(const nlohmann::json& message)
@@ -91,7 +108,7 @@ struct RemoteSession {
   {
     std::vector<nlohmann::json> requests;
     for (const auto& line : out.to_upstream) {
-      auto message = nlohmann::json::parse(line);
+      auto message = nlohmann::json::parse(line.text());
       const auto& id = message["id"];
       if (!(id.is_string() && id.get<std::string>().starts_with("fsguard/verify/"))) {
         requests.push_back(std::move(message));
@@ -109,12 +126,12 @@ struct RemoteSession {
       std::vector<nlohmann::json> asked;
       Outbox released;
       for (const auto& line : out.to_upstream) {
-        auto message = nlohmann::json::parse(line);
+        auto message = nlohmann::json::parse(line.text());
         const auto& id = message["id"];
         if (id.is_string() && id.get<std::string>().starts_with("fsguard/verify/")) {
           asked.push_back(std::move(message));
         } else {
-          released.to_upstream.push_back(line);
+          released.to_upstream.push_back(std::string(line.text()));
         }
       }
       released.to_client = out.to_client;
@@ -132,8 +149,9 @@ struct RemoteSession {
                           true)
             : answer_text(message["id"], file->second);
         CHECK_FALSE(relayed);
-        released.to_upstream.insert(released.to_upstream.end(), out.to_upstream.begin(),
-                                    out.to_upstream.end());
+        for (auto& line : out.to_upstream) {
+          released.to_upstream.push_back(std::move(line));
+        }
         released.to_client.insert(released.to_client.end(), out.to_client.begin(),
                                   out.to_client.end());
       }
@@ -314,7 +332,7 @@ TEST_SUITE("verify upstream")
     s.call(1, "read_text_file", {{"path", "/ws/a.txt"}, {"head", 1}});
     CHECK_FALSE(s.went_upstream(1));
     REQUIRE(s.out.to_upstream.size() == 1);
-    const auto first_read = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    const auto first_read = nlohmann::json::parse(s.out.to_upstream.front().text())["id"];
     REQUIRE(first_read.get<std::string>().starts_with("fsguard/verify/"));
     CHECK_FALSE(s.answer_text(first_read, s.files["/ws/a.txt"]));
     REQUIRE(s.went_upstream(1));
@@ -350,7 +368,7 @@ TEST_SUITE("verify upstream")
     RemoteSession s;
     s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "x"}});
     REQUIRE(s.out.to_upstream.size() == 1);
-    const auto asked = nlohmann::json::parse(s.out.to_upstream.front());
+    const auto asked = nlohmann::json::parse(s.out.to_upstream.front().text());
     CHECK_FALSE(s.answer_text(asked["id"], "EACCES: permission denied, open '/ws/a.txt'", true));
     CHECK(s.vetoed(1) == "cannot_inspect");
     CHECK(s.client_text(1).find("EACCES") != std::string::npos);
@@ -376,7 +394,7 @@ TEST_SUITE("verify upstream")
     s.files["/ws/a.txt"] = "one\n";
     s.read(1, "/ws/a.txt");
     s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
-    const auto first_read = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    const auto first_read = nlohmann::json::parse(s.out.to_upstream.front().text())["id"];
     s.notify({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
               {"params", {{"requestId", 2}}}});
     CHECK(s.out.to_upstream.empty()); // held: the upstream never saw it
@@ -431,7 +449,7 @@ TEST_SUITE("verify upstream")
     // The agent writes a new file; fsguard asks the server for it.
     s.call(1, "write_file", {{"path", "/ws/d/a.txt"}, {"content", "mine\n"}});
     REQUIRE(s.out.to_upstream.size() == 1);
-    const auto orphan = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    const auto orphan = nlohmann::json::parse(s.out.to_upstream.front().text())["id"];
     // The client gives up on it; fsguard's read stays unanswered (slow server).
     s.notify({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
               {"params", {{"requestId", 1}}}});
@@ -446,12 +464,12 @@ TEST_SUITE("verify upstream")
     // Now the agent writes the file again: fsguard must ask afresh, not
     // wait for the old read...
     s.call(3, "write_file", {{"path", "/ws/d/a.txt"}, {"content", "clobber\n"}});
-    const Outbox asked_afresh = s.out;
+    Outbox asked_afresh = std::move(s.out);
     // ...which the server answers late, with what it found before the move.
     CHECK_FALSE(s.answer_text(orphan, "ENOENT: no such file or directory, open '/ws/d/a.txt'",
                               true));
     CHECK_FALSE(s.went_upstream(3));
-    s.out = asked_afresh;
+    s.out = std::move(asked_afresh);
     s.serve_own_reads();
     CHECK_FALSE(s.went_upstream(3));
     CHECK(s.vetoed(3) == "not_read");
@@ -464,7 +482,7 @@ TEST_SUITE("verify upstream")
     // write_file replaces it (temp file + rename).
     s.call(1, "write_file", {{"path", "/ws/docs/ENOENT-handling.md"}, {"content", "x\n"}});
     REQUIRE(s.out.to_upstream.size() == 1);
-    const auto asked = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    const auto asked = nlohmann::json::parse(s.out.to_upstream.front().text())["id"];
     CHECK_FALSE(s.answer_text(
       asked, "EACCES: permission denied, open '/ws/docs/ENOENT-handling.md'", true));
     CHECK_FALSE(s.went_upstream(1));
@@ -520,7 +538,7 @@ TEST_SUITE("verify upstream")
     CHECK(s.out.to_client.front().find("reserved") != std::string::npos);
     s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "x"}});
     REQUIRE(s.out.to_upstream.size() == 1);
-    const auto own = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    const auto own = nlohmann::json::parse(s.out.to_upstream.front().text())["id"];
     s.notify({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
               {"params", {{"requestId", own}}}});
     CHECK(s.out.to_upstream.empty());
@@ -540,10 +558,10 @@ TEST_SUITE("verify upstream")
     s.files["/ws/a.txt"] = "one\n";
     s.read(1, "/ws/a.txt");
     s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
-    const Outbox first = s.out;
+    Outbox first = std::move(s.out);
     s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
     CHECK(s.out.to_upstream.empty()); // behind the first: no read of its own yet
-    s.out = first;
+    s.out = std::move(first);
     s.serve_own_reads();
     REQUIRE(s.went_upstream(2));
     s.files["/ws/a.txt"] = "two\n";
@@ -558,7 +576,7 @@ TEST_SUITE("verify upstream")
     RemoteSession s;
     s.files["/ws/a.txt"] = "one\n";
     s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
-    const auto own = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    const auto own = nlohmann::json::parse(s.out.to_upstream.front().text())["id"];
     s.call(2, "read_text_file", {{"path", "/ws/a.txt"}});
     REQUIRE(s.went_upstream(2));
     CHECK(s.answer_text(2, "one\n"));
@@ -600,7 +618,7 @@ TEST_SUITE("verify upstream")
   {
     RemoteSession s;
     s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "x"}});
-    const auto own = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    const auto own = nlohmann::json::parse(s.out.to_upstream.front().text())["id"];
     s.out = Outbox{};
     const std::string line =
       nlohmann::json{{"jsonrpc", "2.0"}, {"id", own}, {"error", {{"code", -32601}, {"message", "nope"}}}}
@@ -637,17 +655,19 @@ TEST_SUITE("verify upstream")
     s.read(1, "/ws/a.txt");
     s.call(2, "write_file", {{"path", "a.txt"}, {"content", "x\n"}});
     REQUIRE(s.out.to_upstream.size() == 1);
-    const auto own = nlohmann::json::parse(s.out.to_upstream.front())["id"];
+    const auto own = nlohmann::json::parse(s.out.to_upstream.front().text())["id"];
     // The client's roots move the server to /ws2 while fsguard's read is out.
     s.guard.on_upstream_request("0", "roots/list");
     s.out = Outbox{};
     const nlohmann::json roots = {{"jsonrpc", "2.0"}, {"id", 0},
                                   {"result", {{"roots", {{{"uri", "file:///ws2"}}}}}}};
     s.guard.on_client_response(roots.dump() + "\n", roots, s.out);
-    std::vector<std::string> pending = s.out.to_upstream;
+    std::vector<std::string> pending = texts_of(s.out.to_upstream);
     // The read was served under the old roots.
     CHECK_FALSE(s.answer_text(own, "old root\n"));
-    pending.insert(pending.end(), s.out.to_upstream.begin(), s.out.to_upstream.end());
+    for (const auto& line : texts_of(s.out.to_upstream)) {
+      pending.push_back(line);
+    }
     bool forwarded = s.went_upstream(2);
     // (With verify: local the same held call waits for the new directories:
     // see the baseline case in test_proxy_guard.cpp.)
@@ -680,7 +700,9 @@ TEST_SUITE("verify upstream")
         if (!s.vetoed(2).empty()) {
           CHECK(s.vetoed(2) == "not_read");
         }
-        next.insert(next.end(), s.out.to_upstream.begin(), s.out.to_upstream.end());
+        for (const auto& sent : texts_of(s.out.to_upstream)) {
+          next.push_back(sent);
+        }
       }
       pending = std::move(next);
     }
