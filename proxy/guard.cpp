@@ -198,11 +198,12 @@ void Guard::settle_reads()
         || (record->hash_state == HashState::known && m_kept.find(record->hash))) {
       continue; // nothing to keep, or kept already (a file read again)
     }
-    // A write's text came decoded from the reader, with its hash; what its
-    // decoder saw of it is not at hand, so its traits would be scanned.
+    // A write's text came decoded from the reader, with its hash, and what
+    // its decoder saw of it not at hand (its traits would be scanned); a
+    // read's, decoded as its answer was skimmed, with what the decoder saw.
     auto decoded = shown.decoded
-                     ? std::optional<DecodedText>(DecodedText{std::move(shown.owned),
-                                                              DecodedFacts{true, true}})
+                     ? std::optional<DecodedText>(DecodedText{
+                         std::move(shown.owned), shown.facts.value_or(DecodedFacts{true, true})})
                      : decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
     if (!decoded || decoded->text.size() > m_kept.budget().file_bytes) {
       continue;
@@ -223,7 +224,7 @@ void Guard::settle_reads()
   m_shown_texts.clear();
 }
 
-std::optional<ContentHash> Guard::settle_from_answer(const ShownText& shown)
+std::optional<ContentHash> Guard::settle_from_answer(ShownText& shown)
 {
   if (!shown.owed_size || static_cast<std::uint64_t>(*shown.owed_size) > shown.raw().size()) {
     // Its read left no hash owed, or a text too short to be the file: not
@@ -231,16 +232,27 @@ std::optional<ContentHash> Guard::settle_from_answer(const ShownText& shown)
     // this read's and still owes.)
     return std::nullopt;
   }
-  auto decoded = decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
+  // Decoded as the answer was skimmed, or now; a text decoded then goes
+  // back to `shown` if it does not pay, for settle_reads() to look at.
+  const bool decoded_already = shown.facts.has_value();
+  std::optional<DecodedText> decoded =
+    decoded_already ? std::optional(DecodedText{std::move(shown.owned), *shown.facts})
+                    : decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
+  const auto unpaid = [&] {
+    if (decoded_already) {
+      shown.owned = std::move(decoded->text);
+    }
+    return std::nullopt;
+  };
   if (!decoded || holds_replacement_character(*decoded)) {
     // The server may have put U+FFFD for bytes that are not UTF-8: hash the file.
-    return std::nullopt;
+    return decoded ? unpaid() : std::nullopt;
   }
   // The traits come from what the decoder saw (no scan) for ASCII text.
   const ContentDigest digest{m_disk.hash_of(decoded->text.view()), content_traits(*decoded)};
   if (!m_tracker.settle_from_text(shown.file, shown.shown_at, digest,
                                   static_cast<std::int64_t>(decoded->text.size()))) {
-    return std::nullopt;
+    return unpaid();
   }
   keep_text(digest.hash, std::move(decoded->text));
   return digest.hash;
@@ -1487,9 +1499,26 @@ bool Guard::close_relayed_request(const std::string& key)
   return m_ledger.close_if(Peer::upstream, key, Expectation::relay); // as on_upstream_response() would
 }
 
+std::optional<std::size_t> Guard::answer_text_wanted(const std::string& key) const
+{
+  const PendingRequest* pending = m_ledger.find(Peer::upstream, key);
+  if (pending == nullptr || pending->expect != Expectation::guarded_call || !pending->call
+      || m_view || m_kept.budget().total_bytes == 0) {
+    return std::nullopt;
+  }
+  // As record_answer() asks of a read whose text it keeps.
+  const GuardedCall& what = pending->call->what;
+  if (what.role != ToolRole::read || what.extent != ReadExtent::whole || what.path_list
+      || what.view != ReadView::utf8_text || !what.whole_if_status.empty()
+      || pending->call->files.size() != 1 || !pending->call->files.front()) {
+    return std::nullopt;
+  }
+  return m_kept.budget().file_bytes;
+}
+
 bool Guard::on_upstream_response(const std::string& key, std::string_view line,
                                  const SkimmedMessage& skimmed, Outbox& out,
-                                 Clock::time_point now)
+                                 Clock::time_point now, DecodedAnswerText* first_text)
 {
   const PendingRequest* pending = m_ledger.find(Peer::upstream, key);
   if (pending == nullptr || (pending->expect == Expectation::guarded_call && !pending->call)) {
@@ -1557,7 +1586,7 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
   // Marked idle before its answer is recorded, which looks at no call in
   // flight, so that the record may take the call's paths rather than copy them.
   mark_busy(call, -1);
-  const bool relay = record_answer(call, line, skimmed, out, now);
+  const bool relay = record_answer(call, line, skimmed, out, now, first_text);
   drop_unused_checks();
   m_ledger.recycle(std::move(closed));
   release_held(out, now);
@@ -1565,7 +1594,8 @@ bool Guard::on_upstream_response(const std::string& key, std::string_view line,
 }
 
 bool Guard::record_answer(CallInFlight& call, std::string_view line,
-                          const SkimmedMessage& skimmed, Outbox& out, Clock::time_point now)
+                          const SkimmedMessage& skimmed, Outbox& out, Clock::time_point now,
+                          DecodedAnswerText* first_text)
 {
   // Most answers only need their outcome, which a skim finds without
   // parsing megabytes of file content; the rest need the text.
@@ -1638,12 +1668,19 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       // path (on_upstream_response marked it idle first): the text takes it.
       const auto raw = skim_first_text(skimmed);
       if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
-        m_shown_texts.push_back(ShownText{.file = std::move(*call.files.front()),
-                                          .in_answer = *raw,
-                                          .read = true,
-                                          .shown_at = shown_at,
-                                          .is_file_bytes = call.what.text_is_file_bytes,
-                                          .owed_size = owed_size});
+        ShownText& shown = m_shown_texts.emplace_back(ShownText{.file = std::move(*call.files.front()),
+                                                                .in_answer = *raw,
+                                                                .read = true,
+                                                                .shown_at = shown_at,
+                                                                .is_file_bytes = call.what.text_is_file_bytes,
+                                                                .owed_size = owed_size});
+        if (first_text != nullptr && first_text->end == raw->data() + raw->size()) {
+          // The very string, decoded as the answer was skimmed (one string
+          // ends at one closing quote).
+          shown.owned = std::move(first_text->decoded.text);
+          shown.decoded = true;
+          shown.facts = first_text->decoded.facts;
+        }
       }
     }
     break;

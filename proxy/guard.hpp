@@ -85,9 +85,17 @@ public:
   // agent). Parses the line fully only when its content matters. `line`
   // must stay valid until the next settle_reads(), which reads the text a
   // read showed from it.
+  // `first_text`, if not null, is the text of the answer's first content
+  // block, decoded as it was skimmed, which the guard may take.
   bool on_upstream_response(const std::string& key, std::string_view line,
                             const SkimmedMessage& skimmed, Outbox& out,
-                            Clock::time_point now = Clock::now());
+                            Clock::time_point now = Clock::now(),
+                            DecodedAnswerText* first_text = nullptr);
+
+  // The most bytes of text worth decoding as the upstream's answer `key` is
+  // skimmed (decode_sdk_answer_text()): its call is a whole read whose text
+  // fsguard keeps, and would decode anyway. Nothing for any other answer.
+  std::optional<std::size_t> answer_text_wanted(const std::string& key) const;
 
   // A client's tools/call of the plain shape (scan_plain_tool_call) that
   // the guard takes without a parse, as scan_plain_call() found it.
@@ -238,6 +246,9 @@ private:
     // A read's: the file size its record owed a hash for when the answer
     // came (Tracker::finish_read); none if it owed none.
     std::optional<std::int64_t> owed_size{};
+    // A read's text decoded as its answer was skimmed: what the decoder saw
+    // of it (`owned` is the text, and `decoded` set).
+    std::optional<DecodedFacts> facts{};
     std::string_view raw() const { return owned.empty() ? in_answer : owned.view(); }
   };
   // What fsguard showed the agent of `file` in its own text at `shown`,
@@ -447,7 +458,7 @@ private:
   // when it is the file's bytes exactly (Tracker::settle_from_text), and
   // keeps that text: the file is not read again. Returns the text's hash,
   // if it paid.
-  std::optional<ContentHash> settle_from_answer(const ShownText& shown);
+  std::optional<ContentHash> settle_from_answer(ShownText& shown);
   // Records what fsguard showed the agent in its own texts, once
   // k_take_in_time has passed at `now`.
   void take_in_shown(Clock::time_point now);
@@ -470,7 +481,7 @@ private:
   // when `out` carries fsguard's version of the answer instead (a note on
   // a stale change it carried over).
   bool record_answer(CallInFlight& call, std::string_view line, const SkimmedMessage& skimmed,
-                     Outbox& out, Clock::time_point now);
+                     Outbox& out, Clock::time_point now, DecodedAnswerText* first_text);
   void mark_busy(const CallInFlight& call, int delta);
   void release_held(Outbox& out, Clock::time_point now);
   void after_listing(Outbox& out, Clock::time_point now);

@@ -87,9 +87,18 @@ std::size_t nesting_depth(std::string_view text)
 
 namespace {
 
+// How the MCP SDK's answer to a tool call begins, up to its first
+// content block's text.
+constexpr std::string_view k_sdk_answer_head = R"({"result":{"content":[{"type":"text","text":)";
+
 class Skimmer {
 public:
-  explicit Skimmer(std::string_view text) : m_text(text) {}
+  // `first_text_end`, if not null, is where the string of the first
+  // block's text in the SDK's answer shape ends (see skim_message()).
+  explicit Skimmer(std::string_view text, const char* first_text_end = nullptr)
+    : m_text(text), m_first_text_end(first_text_end)
+  {
+  }
 
   // Walks the members of the object `m_text` holds, calling
   // `visit(key, raw_value)` for each; false if it is not a plain object.
@@ -211,7 +220,7 @@ public:
   // order, "isError"): the caller then starts over with the generic walk.
   bool run_sdk_answer(SkimmedMessage& skimmed)
   {
-    constexpr std::string_view k_head = R"({"result":{"content":[{"type":"text","text":)";
+    constexpr std::string_view k_head = k_sdk_answer_head;
     constexpr std::size_t k_result_at = k_head.find(R"({"content")");
     constexpr std::size_t k_content_at = k_head.find('[');
     constexpr std::size_t k_type_at = k_head.find(R"("text")");
@@ -220,7 +229,10 @@ public:
       return false;
     }
     const std::size_t text_at = m_at;
-    if (!skip_string()) {
+    if (m_first_text_end != nullptr && start == 0 && m_first_text_end > m_text.data() + text_at + 1
+        && m_first_text_end <= m_text.data() + m_text.size() && m_first_text_end[-1] == '"') {
+      m_at = static_cast<std::size_t>(m_first_text_end - m_text.data()); // decoded already
+    } else if (!skip_string()) {
       return false;
     }
     auto& result = skimmed.result;
@@ -505,6 +517,7 @@ private:
   }
 
   std::string_view m_text;
+  const char* m_first_text_end = nullptr;
   std::size_t m_at = 0;
   bool m_strict_literals = false; // inside skim_result()
 };
@@ -734,6 +747,64 @@ SkimmedMessage skim_message(std::string_view line)
   return Skimmer(line).run();
 }
 
+SkimmedMessage skim_message(std::string_view line, const char* first_text_end)
+{
+  return Skimmer(line, first_text_end).run();
+}
+
+namespace {
+
+// Where the string of the text in an SDK answer `line` (which begins with
+// k_sdk_answer_head) would end, told from the line's other end: the SDK
+// writes the text again as structuredContent after it (server-filesystem
+// does) or not at all, then the id, `id` (trailing_id(line)). Zero where
+// neither shape fits.
+std::size_t sdk_answer_text_end(std::string_view line, std::string_view id)
+{
+  constexpr std::string_view k_then_structured = R"(}],"structuredContent":{"content":)";
+  constexpr std::string_view k_structured_end = R"(}},"jsonrpc":"2.0","id":)";
+  constexpr std::string_view k_plain_end = R"(}]},"jsonrpc":"2.0","id":)";
+  if (id.empty() || id.data() < line.data() || id.data() + id.size() > line.data() + line.size()) {
+    return 0;
+  }
+  const std::string_view before_id = line.substr(0, static_cast<std::size_t>(id.data() - line.data()));
+  const std::size_t text_at = k_sdk_answer_head.size();
+  if (before_id.ends_with(k_structured_end)
+      && before_id.size() >= text_at + k_then_structured.size() + k_structured_end.size() + 4) {
+    // The head, then the text's string twice, around k_then_structured.
+    const std::size_t twice = before_id.size() - k_structured_end.size() - k_then_structured.size() - text_at;
+    if (twice % 2 == 0) {
+      const std::size_t end = text_at + twice / 2;
+      if (line.substr(end, k_then_structured.size()) == k_then_structured) {
+        return end;
+      }
+    }
+  } else if (before_id.ends_with(k_plain_end) && before_id.size() > k_plain_end.size() + text_at) {
+    return before_id.size() - k_plain_end.size();
+  }
+  return 0;
+}
+
+} // namespace
+
+bool decode_sdk_answer_text(std::string_view line, std::string_view id_from_ends,
+                            DecodedAnswerText& text, std::size_t max_bytes)
+{
+  if (!line.starts_with(k_sdk_answer_head) || line.size() <= k_sdk_answer_head.size()
+      || line[k_sdk_answer_head.size()] != '"') {
+    return false;
+  }
+  // Decoded into room that fits the text, which must end just there.
+  const std::size_t end = sdk_answer_text_end(line, id_from_ends);
+  if (end < k_sdk_answer_head.size() + 2 || line[end - 1] != '"'
+      || end - k_sdk_answer_head.size() > max_raw_json_string(max_bytes)) {
+    return false;
+  }
+  const char* body = line.data() + k_sdk_answer_head.size() + 1;
+  text.end = decode_json_string(body, line.data() + end, text.decoded);
+  return text.end == line.data() + end && text.decoded.text.size() <= max_bytes;
+}
+
 SkimmedMessage skim_message_generic(std::string_view line)
 {
   return Skimmer(line).run_generic();
@@ -862,11 +933,13 @@ std::string_view trailing_id(std::string_view tail)
 
 std::string answer_key_from_ends(std::string_view line)
 {
-  if (!line.starts_with(R"({"result":)")) {
-    return {};
-  }
-  const std::string_view raw_id = trailing_id(line);
+  const std::string_view raw_id = answer_id_from_ends(line);
   return raw_id.empty() ? std::string() : id_key_of_raw(raw_id);
+}
+
+std::string_view answer_id_from_ends(std::string_view line)
+{
+  return line.starts_with(R"({"result":)") ? trailing_id(line) : std::string_view();
 }
 
 namespace {

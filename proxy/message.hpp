@@ -118,6 +118,30 @@ struct SkimmedMessage {
 // well-formed looking object; callers then fall back to a full parse.
 SkimmedMessage skim_message(std::string_view line);
 
+// skim_message() of `line`, whose first content block's text ends just
+// before `first_text_end` (past its closing quote), as
+// decode_sdk_answer_text() found it: the string is not scanned again.
+SkimmedMessage skim_message(std::string_view line, const char* first_text_end);
+
+// The text of an answer's first content block, decoded as the answer was
+// skimmed (decode_sdk_answer_text()).
+struct DecodedAnswerText {
+  DecodedText decoded;
+  const char* end = nullptr; // just past the string's closing quote in the line
+};
+
+// Decodes into `text` the text of the first content block of `line`, an
+// answer written in the MCP SDK's bytes (skim_message() reads that shape by
+// them), with the text's string at most max_raw_json_string(`max_bytes`)
+// long; its end is told from the line's other end (the SDK writes the text
+// once more, as structuredContent, or not at all), so that it is decoded
+// into room that fits it, and the string must end there. True, and
+// `text.end` set for skim_message(), if it did; false (`text` unspecified)
+// otherwise, or when the string needs the full parser.
+// `id_from_ends` is the line's answer_id_from_ends().
+bool decode_sdk_answer_text(std::string_view line, std::string_view id_from_ends,
+                            DecodedAnswerText& text, std::size_t max_bytes);
+
 // skim_message() by the walk over any object alone, without its fast path
 // for the bytes of the MCP SDK's answers; for tests, which check that both
 // find the same in `line`.
@@ -144,6 +168,10 @@ std::string_view trailing_id(std::string_view tail);
 // object's, so the key is the answer's; the bytes between are not read,
 // so use it only where a line that is not JSON may go on as it is.
 std::string answer_key_from_ends(std::string_view line);
+
+// The raw id answer_key_from_ends() reads the key from, where it lies in
+// `line`; empty where that gives no key.
+std::string_view answer_id_from_ends(std::string_view line);
 
 // The raw JSON string (quotes included) of T, when the first block of the
 // skimmed tool result's content array is {"type": "text", "text": T};

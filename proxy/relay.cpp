@@ -291,12 +291,23 @@ void handle_upstream_line(Session& session, std::string_view text, UpstreamLineL
   // The answer to a call fsguard only relays goes on without a skim: its
   // id is at its end. (A line in that shape that is not JSON goes on too,
   // where the skim would drop it; the guard learns nothing from either.)
-  const std::string key_from_ends = answer_key_from_ends(text);
+  const std::string_view id_from_ends = answer_id_from_ends(text);
+  const std::string key_from_ends = id_from_ends.empty() ? std::string() : id_key_of_raw(id_from_ends);
   if (!key_from_ends.empty() && session.guard.close_relayed_request(key_from_ends)) {
     relay_at_once(session, text, left);
     return;
   }
-  SkimmedMessage skimmed = skim_message(text);
+  // A whole read's text, decoded as its answer is skimmed: the skim then
+  // need not scan it too.
+  std::optional<DecodedAnswerText> first_text;
+  if (!key_from_ends.empty()) {
+    if (const auto wanted = session.guard.answer_text_wanted(key_from_ends)) {
+      if (!decode_sdk_answer_text(text, id_from_ends, first_text.emplace(), *wanted)) {
+        first_text.reset();
+      }
+    }
+  }
+  SkimmedMessage skimmed = first_text ? skim_message(text, first_text->end) : skim_message(text);
   std::string raw_id;
   std::string raw_method;
   if (!skimmed.is_json_object) {
@@ -321,7 +332,8 @@ void handle_upstream_line(Session& session, std::string_view text, UpstreamLineL
         session.guard.on_upstream_request(key, method.get_ref<const std::string&>());
       }
     } else if (skimmed.has_result_or_error) {
-      if (session.guard.on_upstream_response(key, text, skimmed, left.out)) {
+      if (session.guard.on_upstream_response(key, text, skimmed, left.out, Guard::Clock::now(),
+                                             first_text ? &*first_text : nullptr)) {
         relay_at_once(session, text, left);
       }
       session.guard.settle_reads();

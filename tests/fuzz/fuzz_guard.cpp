@@ -183,6 +183,14 @@ void fuzz_skim(std::string_view input)
   // The fast path for the SDK's bytes finds what the walk over any object
   // finds.
   check(skimmed == skim_message_generic(input));
+  // A text decoded as the line is skimmed tells the skim where it ends,
+  // and changes nothing it finds.
+  DecodedAnswerText first_text;
+  if (decode_sdk_answer_text(input, answer_id_from_ends(input), first_text, 1 << 20)) {
+    check(skim_message(input, first_text.end) == skimmed);
+    const auto raw = skim_first_text(skimmed);
+    check(!raw || raw->data() + raw->size() == first_text.end);
+  }
   if (skimmed.is_json_object && !skimmed.raw_id.empty()) {
     check(skimmed.raw_id.data() >= input.data()
           && skimmed.raw_id.data() + skimmed.raw_id.size() <= input.data() + input.size());

@@ -271,6 +271,30 @@ struct Session {
                 {"structuredContent", {{"content", text}}}});
   }
 
+  // The upstream answers `id` with `text` in the very bytes the MCP SDK
+  // writes (the text in content and structuredContent), handed over as the
+  // relay hands it: the text decoded as the answer is skimmed, when the
+  // guard wants it. Returns whether it is relayed; `first_text` is what is
+  // left of the decoded text.
+  bool answer_in_sdk_bytes(int id, const std::string& text, DecodedAnswerText& first_text)
+  {
+    out = Outbox{};
+    const std::string raw_text = nlohmann::json(text).dump();
+    const std::string line = R"({"result":{"content":[{"type":"text","text":)" + raw_text
+                             + R"(}],"structuredContent":{"content":)" + raw_text
+                             + R"(}},"jsonrpc":"2.0","id":)" + std::to_string(id) + "}";
+    const std::string key = answer_key_from_ends(line);
+    REQUIRE(key == id_key(id));
+    const auto wanted = guard.answer_text_wanted(key);
+    const bool decoded = wanted && decode_sdk_answer_text(line, answer_id_from_ends(line), first_text, *wanted);
+    const bool relayed = guard.on_upstream_response(key, line,
+                                                    decoded ? skim_message(line, first_text.end)
+                                                            : skim_message(line),
+                                                    out, now, decoded ? &first_text : nullptr);
+    guard.settle_reads();
+    return relayed;
+  }
+
   // The answer to `id` the last step sent the client, parsed.
   nlohmann::json client_line(const nlohmann::json& id) const
   {
@@ -1395,6 +1419,39 @@ TEST_SUITE("guard: stale changes")
     CHECK(record->hash == s.disk.hash_of(text));
     s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+
+  TEST_CASE("a whole read's text decoded as its answer was skimmed pays its hash and is kept, not decoded again")
+  {
+    Session s;
+    const std::string text = numbered_lines(10) + "caf\u00e9 \r a bare carriage return\n";
+    s.disk.write("/ws/a.txt", text);
+    s.disk.advance(3'000'000'000LL); // old enough for the stat to vouch: the hash is owed
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    DecodedAnswerText first_text;
+    CHECK(s.answer_in_sdk_bytes(1, text, first_text));
+    CHECK(first_text.end != nullptr);      // decoded as the answer was skimmed
+    CHECK(first_text.decoded.text.empty()); // and taken: not decoded again
+    const SeenRecord* record = s.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->hash_state == HashState::known);
+    CHECK(record->hash == s.disk.hash_of(text));
+    CHECK(record->traits.bare_cr); // from what the decoder saw: a "\r" written
+    REQUIRE(s.guard.kept_texts().size() == 1);
+    // A change made after the read is vetoed with its diff: the kept text.
+    s.disk.write("/ws/a.txt", numbered_lines(11));
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "x\n"}});
+    CHECK(s.answered(2) == "changed");
+    // A write's answer, and a read that is not whole, are not decoded so.
+    s.read_content(3, "/ws/a.txt");
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", "y\n"}});
+    DecodedAnswerText written;
+    CHECK(s.answer_in_sdk_bytes(4, "Successfully wrote to /ws/a.txt", written));
+    CHECK(written.end == nullptr);
+    s.call(5, "read_text_file", {{"path", "/ws/a.txt"}, {"head", 1}});
+    DecodedAnswerText part;
+    CHECK(s.answer_in_sdk_bytes(5, "y", part));
+    CHECK(part.end == nullptr);
   }
 
   TEST_CASE("a tools map that names list_allowed_directories says what its calls are, on either path")

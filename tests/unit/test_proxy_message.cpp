@@ -413,6 +413,67 @@ TEST_SUITE("message")
 
 TEST_SUITE("message")
 {
+  TEST_CASE("an SDK answer's text is decoded as it is skimmed, where its ends tell where it ends")
+  {
+    const std::vector<std::string> texts = {
+      R"("")", R"("a")", R"("line one\nline two\n")", R"("quote \" and backslash \\")",
+      R"("ends in a backslash \\")", R"("caf\u00e9 \ud83d\ude00 é")",
+      "\"" + std::string(5000, 'x') + "\\n" + std::string(3000, 'y') + "\""};
+    const std::vector<std::string> ids = {"5", "-12", "0", R"("a-1")", R"("a\"b")"};
+    for (const auto& text : texts) {
+      for (const auto& id : ids) {
+        for (const bool structured : {true, false}) {
+          const std::string line = R"({"result":{"content":[{"type":"text","text":)" + text
+                                   + (structured ? R"(}],"structuredContent":{"content":)" + text + "}}"
+                                                 : std::string("}]}"))
+                                   + R"(,"jsonrpc":"2.0","id":)" + id + "}";
+          CAPTURE(line);
+          DecodedAnswerText decoded;
+          REQUIRE(decode_sdk_answer_text(line, answer_id_from_ends(line), decoded, 1 << 20));
+          const auto expected = decoded_json_text(text, 1 << 20);
+          REQUIRE(expected);
+          CHECK(decoded.decoded.text == expected->text.view());
+          CHECK(decoded.decoded.facts == expected->facts);
+          const std::size_t text_at = line.find(text);
+          CHECK(decoded.end == line.data() + text_at + text.size());
+          // The skim told where the text ends finds what it finds alone.
+          const SkimmedMessage hinted = skim_message(line, decoded.end);
+          CHECK(hinted == skim_message(line));
+          CHECK(hinted.is_json_object);
+          CHECK(skim_first_text(hinted) == std::optional<std::string_view>(text));
+        }
+      }
+    }
+  }
+
+  TEST_CASE("an answer's text is not decoded as it is skimmed where its ends do not tell its end")
+  {
+    const auto decodes = [](const std::string& line, std::size_t max_bytes = 1 << 20) {
+      DecodedAnswerText decoded;
+      return decode_sdk_answer_text(line, answer_id_from_ends(line), decoded, max_bytes);
+    };
+    const std::string head = R"({"result":{"content":[{"type":"text","text":)";
+    const std::string tail = R"(,"jsonrpc":"2.0","id":5})";
+    CHECK(decodes(head + R"("ab"}],"structuredContent":{"content":"ab"}})" + tail));
+    // structuredContent with another text: its length does not split evenly,
+    // or splits where no text ends.
+    CHECK_FALSE(decodes(head + R"("ab"}],"structuredContent":{"content":"abc"}})" + tail));
+    CHECK_FALSE(decodes(head + R"("ab"}],"structuredContent":{"content":"abcd"}})" + tail));
+    // A string that ends before the place its ends tell.
+    CHECK_FALSE(decodes(head + R"("a","b":"c"}],"structuredContent":{"content":"a","b":"c"}})" + tail));
+    // Other shapes, and strings the decoder leaves to the full parser.
+    CHECK_FALSE(decodes(head + R"("ab"}],"isError":true},"jsonrpc":"2.0","id":5})"));
+    CHECK_FALSE(decodes(head + R"("a\ud800"}]})" + tail));
+    CHECK_FALSE(decodes(head + "\"a\xff\"}]}" + tail));
+    CHECK_FALSE(decodes(head + "\"a\tb\"}]}" + tail));
+    CHECK_FALSE(decodes(head + R"(5}]})" + tail));
+    CHECK_FALSE(decodes(head));
+    CHECK_FALSE(decodes(head + R"("ab"}]})"));
+    // Longer than the bytes asked for.
+    CHECK(decodes(head + R"("abcd"}]})" + tail, 4));
+    CHECK_FALSE(decodes(head + R"("abcde"}]})" + tail, 4));
+  }
+
   TEST_CASE("a successful answer in the SDK's shape gives its id key from its ends")
   {
     CHECK(answer_key_from_ends(R"({"result":{"content":[{"type":"text","text":"a"}]},"jsonrpc":"2.0","id":5})")
