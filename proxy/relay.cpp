@@ -154,14 +154,17 @@ Task<void> handle_client_line(Session& session, OutgoingLine line, std::string_v
 
 // At the client's EOF, the calls fsguard still holds go upstream as the
 // calls before them are answered, before the upstream's stdin is closed
-// (the server answers what it has read before it exits). Bounded: after the
-// call timeout, Guard::expire lets held calls go ahead anyway.
+// (the server answers what it has read before it exits): held, or let go
+// but still waiting behind a write (a long answer to a slow client).
+// Bounded: after the call timeout, Guard::expire lets held calls go ahead
+// anyway.
 Task<void> wait_for_answers(Session& session)
 {
   constexpr auto k_poll = 20ms;
   const auto deadline =
     std::chrono::steady_clock::now() + session.config.call_timeout + k_shutdown_step;
-  while (session.guard.holds_calls() && !session.upstream.status()
+  while ((session.guard.holds_calls() || session.outboxes_owing_upstream > 0)
+         && !session.upstream.status()
          && std::chrono::steady_clock::now() < deadline) {
     Timer pause(session.context, k_poll);
     co_await pause.async_wait(k_use);
@@ -373,7 +376,10 @@ Task<void> relay_upstream_to_client(Session& session)
     if (event.text.find_first_not_of(" \t\r") != std::string_view::npos) {
       handle_upstream_line(session, event.text, left);
       if (left.line_rest) {
+        // The calls the answer let go are owed to the upstream meanwhile.
+        note_owing_upstream(session, left.out, Owing::begins);
         co_await session.to_client.write(*std::exchange(left.line_rest, std::nullopt));
+        note_owing_upstream(session, left.out, Owing::settled);
       }
       if (!left.out.empty()) {
         co_await flush(session, left.out);

@@ -39,6 +39,13 @@ bool send_at_once(Writer& writer, std::vector<Line>& lines)
 
 } // namespace
 
+void note_owing_upstream(Session& session, const Outbox& out, Owing owing)
+{
+  if (!out.to_upstream.empty()) {
+    session.outboxes_owing_upstream += owing == Owing::begins ? 1 : -1;
+  }
+}
+
 bool flush_at_once(Session& session, Outbox& out)
 {
   for (const auto& line : out.log) {
@@ -60,12 +67,14 @@ Task<void> flush(Session& session, Outbox& out)
     co_return;
   }
   out.own_lines(); // no line waits on the reader's buffer
+  note_owing_upstream(session, out, Owing::begins);
   for (const auto& line : out.to_client) {
     co_await session.to_client.write(line); // `out` keeps it until written
   }
   for (const auto& line : out.to_upstream) {
     co_await session.upstream.input().write(line.text());
   }
+  note_owing_upstream(session, out, Owing::settled);
   out.clear();
 }
 

@@ -65,6 +65,10 @@ struct Session {
   Log& log;
 
   bool client_done = false; // fsguard reads no more client lines
+  // Outboxes whose lines for the upstream (calls the guard let go, its own
+  // requests) wait behind a write: at the client's EOF the upstream's stdin
+  // stays open until they are written, as for a held call.
+  int outboxes_owing_upstream = 0;
   Timer tick_timer;         // ticks for Guard::tick
   Timer linger_timer;
   ConfigInputs inputs;            // to merge a changed config file again
@@ -101,6 +105,13 @@ bool flush_at_once(Session& session, Outbox& out);
 // Writes what the guard wants sent, logged and audited, and empties `out`
 // (keeping its room for the next message).
 Task<void> flush(Session& session, Outbox& out);
+
+// Notes that `out`, if it holds lines for the upstream, owes them while its
+// sender awaits a write (Session::outboxes_owing_upstream), and, with
+// Owing::settled, that it no longer does. Not a destructor's work: a
+// coroutine frame may be destroyed after the session.
+enum class Owing { begins, settled };
+void note_owing_upstream(Session& session, const Outbox& out, Owing owing);
 
 // Answers every request still waiting for the upstream with an error.
 Task<void> answer_pending_with_errors(Session& session);

@@ -12,7 +12,7 @@ import path from 'node:path';
 
 import {
   SERVER_FS_SCRIPT, TESTS_DIR,
-  callTool, connect, makeWorkspace, openSession, spawnRawFor, textOf, vetoCode,
+  callTool, connect, makeWorkspace, openSession, sleep, spawnRawFor, textOf, vetoCode,
 } from './lib/harness.mjs';
 
 const PROFILES_DIR = path.resolve(TESTS_DIR, '..', 'profiles', 'node_modules');
@@ -128,6 +128,29 @@ test('at client EOF, a write held behind a read is still forwarded and answered'
   h.send(toolCall(3, 'read_text_file', { path: ws.file('a.txt') }));
   h.send(toolCall(4, 'write_file', { path: ws.file('a.txt'), content: 'b\n' })); // held behind 3
   h.endInput();
+  const written = await h.response(4);
+  assert.equal(written.error, undefined, JSON.stringify(written));
+  assert.equal(written.result?.isError, undefined, JSON.stringify(written));
+  assert.equal(readDisk(ws.file('a.txt')), 'b\n');
+  assert.ok(await h.waitExit(8000), 'fsguard exits after the last answer');
+});
+
+test('at client EOF, a write released by a long answer the client is slow to take still goes upstream', async (t) => {
+  // The read's answer (over 64 KiB) waits on a client that stopped reading
+  // while the write it released waits behind it: the EOF's shutdown must
+  // not close the server's stdin before the write reaches it.
+  const text = 'x'.repeat(99) + '\n';
+  const ws = workspace(t, { 'a.txt': text.repeat(3000) });
+  const h = rawGuard(t, ws.dir);
+  await h.initialize(1);
+  h.send(toolCall(2, 'read_text_file', { path: ws.file('a.txt') }));
+  await h.response(2);
+  h.child.stdout.pause();
+  h.send(toolCall(3, 'read_text_file', { path: ws.file('a.txt') }));
+  h.send(toolCall(4, 'write_file', { path: ws.file('a.txt'), content: 'b\n' })); // held behind 3
+  h.endInput();
+  await sleep(1500);
+  h.child.stdout.resume();
   const written = await h.response(4);
   assert.equal(written.error, undefined, JSON.stringify(written));
   assert.equal(written.result?.isError, undefined, JSON.stringify(written));
