@@ -1046,8 +1046,10 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
     // still name the file they were asked about.
     const auto request = nlohmann::json::parse(pending.line, nullptr, false);
     const auto what = guarded(request);
-    const bool same_files = what && describe(member(request, "id"), GuardedCall(*what), pending.call.expected)->files
-                                      == pending.call.files;
+    const bool same_files =
+      what
+      && describe(member(request, "id"), GuardedCall(*what), pending.call.expected)->files
+           == pending.call.files;
     if (!same_files) {
       now_holds.reset();
     }
@@ -1668,12 +1670,13 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       // path (on_upstream_response marked it idle first): the text takes it.
       const auto raw = skim_first_text(skimmed);
       if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
-        ShownText& shown = m_shown_texts.emplace_back(ShownText{.file = std::move(*call.files.front()),
-                                                                .in_answer = *raw,
-                                                                .read = true,
-                                                                .shown_at = shown_at,
-                                                                .is_file_bytes = call.what.text_is_file_bytes,
-                                                                .owed_size = owed_size});
+        ShownText& shown =
+          m_shown_texts.emplace_back(ShownText{.file = std::move(*call.files.front()),
+                                               .in_answer = *raw,
+                                               .read = true,
+                                               .shown_at = shown_at,
+                                               .is_file_bytes = call.what.text_is_file_bytes,
+                                               .owed_size = owed_size});
         if (first_text != nullptr && first_text->end == raw->data() + raw->size()) {
           // The very string, decoded as the answer was skimmed (one string
           // ends at one closing quote).

@@ -767,12 +767,14 @@ std::size_t sdk_answer_text_end(std::string_view line, std::string_view id)
   if (id.empty() || id.data() < line.data() || id.data() + id.size() > line.data() + line.size()) {
     return 0;
   }
-  const std::string_view before_id = line.substr(0, static_cast<std::size_t>(id.data() - line.data()));
+  const std::string_view before_id =
+    line.substr(0, static_cast<std::size_t>(id.data() - line.data()));
   const std::size_t text_at = k_sdk_answer_head.size();
   if (before_id.ends_with(k_structured_end)
       && before_id.size() >= text_at + k_then_structured.size() + k_structured_end.size() + 4) {
     // The head, then the text's string twice, around k_then_structured.
-    const std::size_t twice = before_id.size() - k_structured_end.size() - k_then_structured.size() - text_at;
+    const std::size_t twice =
+      before_id.size() - k_structured_end.size() - k_then_structured.size() - text_at;
     if (twice % 2 == 0) {
       const std::size_t end = text_at + twice / 2;
       if (line.substr(end, k_then_structured.size()) == k_then_structured) {

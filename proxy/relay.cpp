@@ -295,7 +295,8 @@ void handle_upstream_line(Session& session, std::string_view text, UpstreamLineL
   // id is at its end. (A line in that shape that is not JSON goes on too,
   // where the skim would drop it; the guard learns nothing from either.)
   const std::string_view id_from_ends = answer_id_from_ends(text);
-  const std::string key_from_ends = id_from_ends.empty() ? std::string() : id_key_of_raw(id_from_ends);
+  const std::string key_from_ends =
+    id_from_ends.empty() ? std::string() : id_key_of_raw(id_from_ends);
   if (!key_from_ends.empty() && session.guard.close_relayed_request(key_from_ends)) {
     relay_at_once(session, text, left);
     return;

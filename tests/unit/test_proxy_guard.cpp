@@ -286,7 +286,8 @@ struct Session {
     const std::string key = answer_key_from_ends(line);
     REQUIRE(key == id_key(id));
     const auto wanted = guard.answer_text_wanted(key);
-    const bool decoded = wanted && decode_sdk_answer_text(line, answer_id_from_ends(line), first_text, *wanted);
+    const bool decoded =
+      wanted && decode_sdk_answer_text(line, answer_id_from_ends(line), first_text, *wanted);
     const bool relayed = guard.on_upstream_response(key, line,
                                                     decoded ? skim_message(line, first_text.end)
                                                             : skim_message(line),
