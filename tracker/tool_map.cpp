@@ -91,15 +91,11 @@ bool absent_or_empty(const nlohmann::json& arguments, const std::string& name)
          || (found->is_string() && found->get_ref<const std::string&>().empty());
 }
 
-// A head/tail argument makes a read partial unless the server ignores it
-// (server-filesystem ignores 0 and absent values).
-bool sets_partial(const nlohmann::json& arguments, const std::string& name)
+// A head/tail argument's `value` makes a read partial unless the server
+// ignores it (server-filesystem ignores 0 and absent values).
+bool sets_partial(const nlohmann::json& value)
 {
-  const auto found = arguments.find(name);
-  if (found == arguments.end() || found->is_null()) {
-    return false;
-  }
-  return !(found->is_number() && found->get<double>() == 0.0);
+  return !value.is_null() && !(value.is_number() && value.get<double>() == 0.0);
 }
 
 } // namespace
@@ -225,6 +221,9 @@ GuardedCall describe_call(const ToolSpec& spec, std::string_view tool,
       }
     }
   }
+  if (!spec.path_is_list) {
+    call.paths.reserve(spec.role == ToolRole::move ? 2 : 1); // one allocation, of the size kept
+  }
   if (spec.path_is_list) {
     const auto list = args.find(spec.path_argument);
     if (list != args.end() && list->is_array()) {
@@ -241,9 +240,14 @@ GuardedCall describe_call(const ToolSpec& spec, std::string_view tool,
   if (spec.role == ToolRole::move) {
     call.paths.push_back(path_argument(args, spec.destination_argument));
   }
-  for (const auto& name : spec.partial_if_set) {
-    if (sets_partial(args, name)) {
-      call.extent = ReadExtent::partial;
+  // The arguments looked at once each, not each name looked up: a call
+  // has a few, most often a path alone.
+  if (!spec.partial_if_set.empty()) {
+    for (const auto& [name, value] : args.get_ref<const nlohmann::json::object_t&>()) {
+      if (sets_partial(value)
+          && std::ranges::find(spec.partial_if_set, name) != spec.partial_if_set.end()) {
+        call.extent = ReadExtent::partial;
+      }
     }
   }
   if (!call.paths.empty() && call.paths.front().raw) {
