@@ -101,7 +101,29 @@ public:
     }
   }
 
+  // The line that next() just returned, with its newline (a last line
+  // without one has none), where it lies in the buffer: valid until next()
+  // is called again, which may move or overwrite it.
+  std::string_view line_with_newline() const
+  {
+    return std::string_view(m_buffer->data() + m_taken_begin, m_taken_end - m_taken_begin);
+  }
+
+  // The buffer, whose unused memory may be given back while no line comes
+  // (LineBuffer::release_unused); shared so that a holder that outlives
+  // the reader finds it gone rather than dangling.
+  std::weak_ptr<LineBuffer> buffer() const { return m_buffer; }
+
+  // The buffer's size at first, and what it keeps when idle.
+  static constexpr std::size_t k_buffer_bytes = 256 * 1024;
+
 private:
+  // A partial line at most this long is moved to the front of the buffer
+  // before reading on.
+  static constexpr std::size_t k_move_at_most = k_buffer_bytes / 2;
+  // The most one read asks for: what the upstream's pipes hold.
+  static constexpr std::size_t k_read_bytes = k_pipe_bytes;
+
   // Makes room after the bytes read for the next read, and returns it.
   boost::asio::mutable_buffer room_to_read()
   {
@@ -126,31 +148,6 @@ private:
     m_buffer->set_used(m_end, room);
     return boost::asio::buffer(m_buffer->data() + m_end, room);
   }
-
-public:
-  // The line that next() just returned, with its newline (a last line
-  // without one has none), where it lies in the buffer: valid until next()
-  // is called again, which may move or overwrite it.
-  std::string_view line_with_newline() const
-  {
-    return std::string_view(m_buffer->data() + m_taken_begin, m_taken_end - m_taken_begin);
-  }
-
-  // The buffer, whose unused memory may be given back while no line comes
-  // (LineBuffer::release_unused); shared so that a holder that outlives
-  // the reader finds it gone rather than dangling.
-  std::weak_ptr<LineBuffer> buffer() const { return m_buffer; }
-
-public:
-  // The buffer's size at first, and what it keeps when idle.
-  static constexpr std::size_t k_buffer_bytes = 256 * 1024;
-
-private:
-  // A partial line at most this long is moved to the front of the buffer
-  // before reading on.
-  static constexpr std::size_t k_move_at_most = k_buffer_bytes / 2;
-  // The most one read asks for: what the upstream's pipes hold.
-  static constexpr std::size_t k_read_bytes = k_pipe_bytes;
 
   LineEvent take_buffered_line()
   {

@@ -1504,18 +1504,22 @@ bool Guard::close_relayed_request(const std::string& key)
 std::optional<std::size_t> Guard::answer_text_wanted(const std::string& key) const
 {
   const PendingRequest* pending = m_ledger.find(Peer::upstream, key);
-  if (pending == nullptr || pending->expect != Expectation::guarded_call || !pending->call
-      || m_view || m_kept.budget().total_bytes == 0) {
+  if (pending == nullptr || pending->expect != Expectation::guarded_call || !pending->call) {
     return std::nullopt;
   }
-  // As record_answer() asks of a read whose text it keeps.
-  const GuardedCall& what = pending->call->what;
-  if (what.role != ToolRole::read || what.extent != ReadExtent::whole || what.path_list
-      || what.view != ReadView::utf8_text || !what.whole_if_status.empty()
-      || pending->call->files.size() != 1 || !pending->call->files.front()) {
+  const CallInFlight& call = *pending->call;
+  if (call.what.role != ToolRole::read || call.what.extent != ReadExtent::whole
+      || !keeps_text_shown(call)) {
     return std::nullopt;
   }
   return m_kept.budget().file_bytes;
+}
+
+bool Guard::keeps_text_shown(const CallInFlight& call) const
+{
+  return !m_view && !call.what.path_list && call.files.size() == 1 && call.files.front()
+         && call.what.view == ReadView::utf8_text && call.what.whole_if_status.empty()
+         && m_kept.budget().total_bytes > 0;
 }
 
 bool Guard::on_upstream_response(const std::string& key, std::string_view line,
@@ -1662,9 +1666,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
         }
       }
     }
-    if (!m_view && extent == ReadExtent::whole && !call.what.path_list && call.files.size() == 1
-        && call.files.front() && call.what.view == ReadView::utf8_text
-        && call.what.whole_if_status.empty() && m_kept.budget().total_bytes > 0) {
+    if (extent == ReadExtent::whole && keeps_text_shown(call)) {
       // The text exactly as the agent saw it, kept once settle_reads() has
       // confirmed that it is the file's content. The call is done with its
       // path (on_upstream_response marked it idle first): the text takes it.

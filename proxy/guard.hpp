@@ -482,6 +482,10 @@ private:
   // a stale change it carried over).
   bool record_answer(CallInFlight& call, std::string_view line, const SkimmedMessage& skimmed,
                      Outbox& out, Clock::time_point now, DecodedAnswerText* first_text);
+  // Whether the text that `call`, a read, shows of its one file is kept
+  // once its answer shows it whole (record_answer(); answer_text_wanted()
+  // asks before the answer is skimmed).
+  bool keeps_text_shown(const CallInFlight& call) const;
   void mark_busy(const CallInFlight& call, int delta);
   void release_held(Outbox& out, Clock::time_point now);
   void after_listing(Outbox& out, Clock::time_point now);
