@@ -1496,14 +1496,9 @@ void Guard::on_client_notification(OutgoingLine line, const nlohmann::json& noti
   release_held(out, Clock::now());
 }
 
-bool Guard::close_relayed_request(const std::string& key)
+std::optional<std::size_t> Guard::answer_text_wanted(const Ledger::Answered& answered) const
 {
-  return m_ledger.close_if(Peer::upstream, key, Expectation::relay); // as on_upstream_response() would
-}
-
-std::optional<std::size_t> Guard::answer_text_wanted(const std::string& key) const
-{
-  const PendingRequest* pending = m_ledger.find(Peer::upstream, key);
+  const PendingRequest* pending = answered.request();
   if (pending == nullptr || pending->expect != Expectation::guarded_call || !pending->call) {
     return std::nullopt;
   }
@@ -1522,15 +1517,16 @@ bool Guard::keeps_text_shown(const CallInFlight& call) const
          && m_kept.budget().total_bytes > 0;
 }
 
-bool Guard::on_upstream_response(const std::string& key, std::string_view line,
-                                 const SkimmedMessage& skimmed, Outbox& out,
-                                 Clock::time_point now, DecodedAnswerText* first_text)
+bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::string& key,
+                                 std::string_view line, const SkimmedMessage& skimmed,
+                                 Outbox& out, Clock::time_point now,
+                                 DecodedAnswerText* first_text)
 {
-  const PendingRequest* pending = m_ledger.find(Peer::upstream, key);
+  const PendingRequest* pending = answered_by_key.request();
   if (pending == nullptr || (pending->expect == Expectation::guarded_call && !pending->call)) {
     return true; // answers nothing the upstream was asked: the client's business
   }
-  auto closed = m_ledger.close(Peer::upstream, key);
+  auto closed = m_ledger.close(answered_by_key);
   PendingRequest& answered = closed.mapped();
   switch (answered.expect) {
   case Expectation::relay:
@@ -1643,11 +1639,12 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
         extent = ReadExtent::partial;
       }
     }
-    const std::size_t shown = skimmed.raw_result.empty() ? line.size() : skimmed.raw_result.size();
+    const std::size_t shown_bytes =
+      skimmed.raw_result.empty() ? line.size() : skimmed.raw_result.size();
     if (const auto limit = result_limit_for(m_client_name, m_settings.client_result_limits);
-        limit && shown > *limit && extent == ReadExtent::whole) {
+        limit && shown_bytes > *limit && extent == ReadExtent::whole) {
       extent = ReadExtent::partial;
-      reason = "the result of " + call.what.tool + " was about " + std::to_string(shown)
+      reason = "the result of " + call.what.tool + " was about " + std::to_string(shown_bytes)
                + " characters long, and " + m_client_name + " shows the model only the first "
                + std::to_string(*limit);
     }

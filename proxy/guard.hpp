@@ -87,15 +87,35 @@ public:
   // read showed from it.
   // `first_text`, if not null, is the text of the answer's first content
   // block, decoded as it was skimmed, which the guard may take.
-  bool on_upstream_response(const std::string& key, std::string_view line,
-                            const SkimmedMessage& skimmed, Outbox& out,
+  // `answered` is what find_answer(key) found, with nothing changed since.
+  bool on_upstream_response(Ledger::Answered answered, const std::string& key,
+                            std::string_view line, const SkimmedMessage& skimmed, Outbox& out,
                             Clock::time_point now = Clock::now(),
                             DecodedAnswerText* first_text = nullptr);
+  bool on_upstream_response(const std::string& key, std::string_view line,
+                            const SkimmedMessage& skimmed, Outbox& out,
+                            Clock::time_point now = Clock::now())
+  {
+    return on_upstream_response(find_answer(key), key, line, skimmed, out, now);
+  }
 
-  // The most bytes of text worth decoding as the upstream's answer `key` is
-  // skimmed (decode_sdk_answer_text()): its call is a whole read whose text
-  // fsguard keeps, and would decode anyway. Nothing for any other answer.
-  std::optional<std::size_t> answer_text_wanted(const std::string& key) const;
+  // The request that the upstream's answer `key` answers, found once for
+  // close_relayed_request(), answer_text_wanted() and
+  // on_upstream_response(), which each looked it up on their own.
+  Ledger::Answered find_answer(const std::string& key)
+  {
+    return m_ledger.find_answered(Peer::upstream, key);
+  }
+
+  // The most bytes of text worth decoding as the upstream's answer that
+  // `answered` answers is skimmed (decode_sdk_answer_text()): its call is a
+  // whole read whose text fsguard keeps, and would decode anyway. Nothing
+  // for any other answer.
+  std::optional<std::size_t> answer_text_wanted(const Ledger::Answered& answered) const;
+  std::optional<std::size_t> answer_text_wanted(const std::string& key)
+  {
+    return answer_text_wanted(find_answer(key));
+  }
 
   // A client's tools/call of the plain shape (scan_plain_tool_call) that
   // the guard takes without a parse, as scan_plain_call() found it.
@@ -128,7 +148,15 @@ public:
   // guard), closes it and returns true: the answer needs nothing else from
   // the guard, so it goes to the client without a skim. False, and nothing
   // closed, otherwise: on_upstream_response() takes the answer.
-  bool close_relayed_request(const std::string& key);
+  bool close_relayed_request(Ledger::Answered& answered)
+  {
+    return m_ledger.close_if(answered, Expectation::relay); // as on_upstream_response() would
+  }
+  bool close_relayed_request(const std::string& key)
+  {
+    auto answered = find_answer(key);
+    return close_relayed_request(answered);
+  }
 
   // The upstream's answer whose last bytes are `tail` was `length` bytes,
   // over `limit`, and was dropped: its request, if fsguard can tell which,

@@ -44,23 +44,34 @@ const PendingRequest* Ledger::find(Peer answering, const std::string& key) const
   return found == table.end() ? nullptr : &found->second;
 }
 
-Ledger::Closed Ledger::close(Peer answering, const std::string& key)
+Ledger::Answered Ledger::find_answered(Peer answering, const std::string& key)
 {
-  auto& table = answered_by(answering);
-  // Found first: among the few requests usually pending, without hashing
-  // the key (extract() by key always hashes it).
-  const auto found = table.find(key);
-  return found == table.end() ? Closed() : table.extract(found);
+  Answered answered;
+  answered.m_table = &answered_by(answering);
+  // Among the few requests usually pending, find() compares keys without
+  // hashing them (extract() by key always hashes).
+  answered.m_at = answered.m_table->find(key);
+  if (answered.m_at != answered.m_table->end()) {
+    answered.m_request = &answered.m_at->second;
+  }
+  return answered;
 }
 
-bool Ledger::close_if(Peer answering, const std::string& key, Expectation expect)
+Ledger::Closed Ledger::close(Answered& answered)
 {
-  auto& table = answered_by(answering);
-  const auto found = table.find(key);
-  if (found == table.end() || found->second.expect != expect) {
+  if (answered.m_request == nullptr) {
+    return Closed();
+  }
+  answered.m_request = nullptr;
+  return answered.m_table->extract(answered.m_at);
+}
+
+bool Ledger::close_if(Answered& answered, Expectation expect)
+{
+  if (answered.m_request == nullptr || answered.m_request->expect != expect) {
     return false;
   }
-  m_spare = table.extract(found);
+  m_spare = close(answered);
   return true;
 }
 

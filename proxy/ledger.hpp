@@ -50,7 +50,24 @@ struct PendingRequest {
 };
 
 class Ledger {
+  using Table = std::unordered_map<std::string, PendingRequest, StringKeyHash>;
+
 public:
+  // The pending request an answer answers, as find_answered() found it:
+  // request() is null when it answers nothing pending. close() and
+  // close_if() take it out without looking it up again. It holds only
+  // until the ledger next changes.
+  class Answered {
+  public:
+    PendingRequest* request() const { return m_request; }
+
+  private:
+    friend class Ledger;
+    Table* m_table = nullptr;
+    Table::iterator m_at;
+    PendingRequest* m_request = nullptr;
+  };
+
   // Records `request` under `key` (its id_key) and returns the entry, which
   // stays where it is until it is closed. Returns null, and records nothing,
   // when a request with that key is still pending in the same direction:
@@ -67,12 +84,20 @@ public:
   PendingRequest* find(Peer answering, const std::string& key);
   const PendingRequest* find(Peer answering, const std::string& key) const;
 
+  // The pending request that an answer from `answering` with id `key`
+  // answers, to be read and closed with one lookup.
+  Answered find_answered(Peer answering, const std::string& key);
+
   // What close() takes out: empty when nothing was pending, else the
   // request as mapped(), taken out whole (its node moves, nothing is copied).
-  using Closed = std::unordered_map<std::string, PendingRequest, StringKeyHash>::node_type;
+  using Closed = Table::node_type;
 
   // Removes and returns the request that `answering`'s answer `key` answers.
-  Closed close(Peer answering, const std::string& key);
+  Closed close(Peer answering, const std::string& key) { return close(find_answered(answering, key)); }
+  // Removes and returns the request `answered` found (its request() is null
+  // after).
+  Closed close(Answered& answered);
+  Closed close(Answered&& answered) { return close(answered); }
 
   // Takes back `closed`, a request close() took out and its taker is done
   // with, to hold the next request opened (its call is freed now).
@@ -87,7 +112,13 @@ public:
   // Removes the request that `answering`'s answer `key` answers when what
   // fsguard expects of that answer is `expect`; true if it did (one lookup,
   // where find() and close() take two).
-  bool close_if(Peer answering, const std::string& key, Expectation expect);
+  bool close_if(Peer answering, const std::string& key, Expectation expect)
+  {
+    auto answered = find_answered(answering, key);
+    return close_if(answered, expect);
+  }
+  // The same for the request `answered` found.
+  bool close_if(Answered& answered, Expectation expect);
 
   // Marks the client's pending request `key` cancelled and returns it (null
   // if there is none). It stays in the ledger: the server may still answer,
@@ -120,7 +151,6 @@ public:
   static constexpr std::size_t k_max_cancelled = 10'000;
 
 private:
-  using Table = std::unordered_map<std::string, PendingRequest, StringKeyHash>;
   // The table of the requests that `answering`'s answers answer.
   Table& answered_by(Peer answering)
   {

@@ -297,15 +297,20 @@ void handle_upstream_line(Session& session, std::string_view text, UpstreamLineL
   const std::string_view id_from_ends = answer_id_from_ends(text);
   const std::string key_from_ends =
     id_from_ends.empty() ? std::string() : id_key_of_raw(id_from_ends);
-  if (!key_from_ends.empty() && session.guard.close_relayed_request(key_from_ends)) {
-    relay_at_once(session, text, left);
-    return;
+  // The request it answers, looked up once for all that follows.
+  Ledger::Answered answered_from_ends;
+  if (!key_from_ends.empty()) {
+    answered_from_ends = session.guard.find_answer(key_from_ends);
+    if (session.guard.close_relayed_request(answered_from_ends)) {
+      relay_at_once(session, text, left);
+      return;
+    }
   }
   // A whole read's text, decoded as its answer is skimmed: the skim then
   // need not scan it too.
   std::optional<DecodedAnswerText> first_text;
   if (!key_from_ends.empty()) {
-    if (const auto wanted = session.guard.answer_text_wanted(key_from_ends)) {
+    if (const auto wanted = session.guard.answer_text_wanted(answered_from_ends)) {
       if (!decode_sdk_answer_text(text, id_from_ends, first_text.emplace(), *wanted)) {
         first_text.reset();
       }
@@ -336,7 +341,12 @@ void handle_upstream_line(Session& session, std::string_view text, UpstreamLineL
         session.guard.on_upstream_request(key, method.get_ref<const std::string&>());
       }
     } else if (skimmed.has_result_or_error) {
-      if (session.guard.on_upstream_response(key, text, skimmed, left.out, Guard::Clock::now(),
+      // The entry found from the ends is this key's, and the skim and
+      // decode above changed nothing in the ledger.
+      const Ledger::Answered answered =
+        key_from_ends.empty() ? session.guard.find_answer(key) : answered_from_ends;
+      if (session.guard.on_upstream_response(answered, key, text, skimmed, left.out,
+                                             Guard::Clock::now(),
                                              first_text ? &*first_text : nullptr)) {
         relay_at_once(session, text, left);
       }

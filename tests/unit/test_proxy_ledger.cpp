@@ -87,4 +87,40 @@ TEST_SUITE("ledger")
     CHECK(ledger.find(Peer::upstream, "1") == nullptr);
     CHECK(ledger.close_if(Peer::upstream, "2", Expectation::relay));
   }
+
+  TEST_CASE("a request found by its answer is read and closed through what found it, once")
+  {
+    Ledger ledger;
+    PendingRequest guarded = relayed(1, "tools/call");
+    guarded.expect = Expectation::guarded_call;
+    REQUIRE(ledger.open("1", std::move(guarded)) != nullptr);
+    REQUIRE(ledger.open("2", relayed(2, "tools/call")) != nullptr);
+
+    auto nothing = ledger.find_answered(Peer::upstream, "3");
+    CHECK(nothing.request() == nullptr);
+    CHECK(ledger.close(nothing).empty());
+    CHECK_FALSE(ledger.close_if(nothing, Expectation::relay));
+    // An answer from the client answers none of the client's own requests.
+    CHECK(ledger.find_answered(Peer::client, "1").request() == nullptr);
+
+    auto first = ledger.find_answered(Peer::upstream, "1");
+    REQUIRE(first.request() != nullptr);
+    CHECK(first.request() == ledger.find(Peer::upstream, "1"));
+    CHECK_FALSE(ledger.close_if(first, Expectation::relay)); // a guarded call: left
+    CHECK(first.request() != nullptr);
+    auto closed = ledger.close(first);
+    REQUIRE_FALSE(closed.empty());
+    CHECK(closed.key() == "1");
+    CHECK(closed.mapped().expect == Expectation::guarded_call);
+    CHECK(first.request() == nullptr);
+    CHECK(ledger.close(first).empty()); // closed once only
+    CHECK(ledger.find(Peer::upstream, "1") == nullptr);
+
+    auto second = ledger.find_answered(Peer::upstream, "2");
+    CHECK(ledger.close_if(second, Expectation::relay));
+    CHECK(second.request() == nullptr);
+    CHECK_FALSE(ledger.close_if(second, Expectation::relay));
+    CHECK(ledger.find(Peer::upstream, "2") == nullptr);
+    CHECK(ledger.open("2", relayed(2, "tools/call")) != nullptr); // the id is free again
+  }
 }
