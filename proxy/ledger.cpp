@@ -4,7 +4,7 @@
 
 namespace fsguard {
 
-PendingRequest* Ledger::open(const std::string& key, PendingRequest request)
+PendingRequest* Ledger::open(const std::string& key, PendingRequest&& request)
 {
   auto& table = request.from == Peer::upstream ? m_toward_client : m_toward_upstream;
   const bool initialize = request.from == Peer::client && request.method == "initialize";

@@ -72,7 +72,7 @@ public:
   // stays where it is until it is closed. Returns null, and records nothing,
   // when a request with that key is still pending in the same direction:
   // the MCP specification forbids reusing an id in a session.
-  PendingRequest* open(const std::string& key, PendingRequest request);
+  PendingRequest* open(const std::string& key, PendingRequest&& request);
   // Records fsguard's own `request` to the client under `key`.
   bool open_toward_client(const std::string& key, PendingRequest request)
   {
