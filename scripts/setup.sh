@@ -15,6 +15,7 @@
 #
 # Environment:
 #   FSGUARD_JOBS   parallel build jobs (default 2)
+#   FSGUARD_PGO    0: no profile-guided build; retrain: train its profiles again
 #
 # Step lines and tool output go to stderr; stdout stays empty.
 set -euo pipefail
@@ -170,8 +171,43 @@ else
   [[ -f build/CMakeCache.txt ]] || tests=(-DFSGUARD_TESTS=OFF)
   target=(--target fsguard)
 fi
-step "configuring (cmake, RelWithDebInfo${tests[*]:+, ${tests[*]#-D}})"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tests[@]}" >&2 ||
+
+# Profile-guided: fsguard built instrumented in build-pgo/, run over
+# tests/bench/pgo_train.mjs, and build/ optimized with the profiles it
+# wrote (CMakeLists.txt). Trained once: later runs keep the profiles, and
+# what changed since builds as without them (FSGUARD_PGO=retrain trains
+# again). It needs node and server-filesystem (--for test or demo); without
+# them, or with FSGUARD_PGO=0, build/ is an ordinary build.
+profile_dir="$PWD/build-pgo/profile"
+pgo="${FSGUARD_PGO:-1}"
+train_profile() {
+  step "profile-guided build: building fsguard instrumented (build-pgo/)"
+  rm -rf "$profile_dir"
+  cmake -S . -B build-pgo -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFSGUARD_TESTS=OFF \
+    -DFSGUARD_PROFILE_GENERATE="$profile_dir" >&2 &&
+    cmake --build build-pgo -j"${FSGUARD_JOBS:-2}" --target fsguard >&2 &&
+    step "profile-guided build: training (tests/bench/pgo_train.mjs)" &&
+    node tests/bench/pgo_train.mjs build-pgo/fsguard >&2
+}
+profile_use=""
+if [[ "$pgo" == 0 ]]; then
+  step "profile-guided build: off (FSGUARD_PGO=0)"
+elif ((!needs_node)); then
+  step "profile-guided build: skipped (its training needs node: scripts/setup.sh --for test or demo)"
+elif [[ "$pgo" != retrain && -n "$(ls "$profile_dir" 2>/dev/null)" ]]; then
+  step "profile-guided build: profiles of an earlier training (FSGUARD_PGO=retrain trains again)"
+  profile_use="$profile_dir"
+elif train_profile; then
+  profile_use="$profile_dir"
+else
+  rm -rf "$profile_dir"
+  step "warning: the profile-guided training failed (see above): building without it," \
+    "correct but slower"
+fi
+
+step "configuring (cmake, RelWithDebInfo${tests[*]:+, ${tests[*]#-D}}${profile_use:+, profile-guided})"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tests[@]}" \
+  -DFSGUARD_PROFILE_USE="$profile_use" >&2 ||
   die "cmake configure failed"
 step "building (cmake --build build -j${FSGUARD_JOBS:-2}${target[*]:+ ${target[*]}})"
 cmake --build build -j"${FSGUARD_JOBS:-2}" "${target[@]}" >&2 || die "build failed"

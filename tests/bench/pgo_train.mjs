@@ -1,0 +1,130 @@
+// The training workload of fsguard's profile-guided build: an instrumented
+// fsguard (built with FSGUARD_PROFILE_GENERATE) runs in front of the pinned
+// server-filesystem over the calls an agent makes most, so that GCC learns
+// which code is hot. scripts/setup.sh runs it between its two builds.
+//
+//   node tests/bench/pgo_train.mjs FSGUARD_BIN
+//
+// The calls, as the MCP SDK's client writes them: 4 KiB and 1 MiB reads,
+// listings, read + write cycles, edits after a read, 16 reads sent at once,
+// writes of 1 MiB, and a few writes refused (files never read).
+// What is rare in use (a veto) is rare here: the profile weighs the code as
+// the calls do. Exit 0 once every call was answered; 1 with the reason.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+// The pinned server-filesystem of the tests, or of the demo (the same version).
+const SERVER = ['tests/integration', 'scripts/demo']
+  .map((dir) => path.join(ROOT, dir, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js'))
+  .find((candidate) => fs.existsSync(candidate));
+const KiB = 1024;
+const MiB = 1024 * 1024;
+
+function fail(text) {
+  process.stderr.write(`pgo_train: error: ${text}\n`);
+  process.exit(1);
+}
+
+const fsguard = process.argv[2];
+if (!fsguard || !fs.existsSync(fsguard)) fail(`usage: pgo_train.mjs FSGUARD_BIN (not found: ${fsguard})`);
+if (!SERVER) fail('server-filesystem is not installed (in tests/integration or scripts/demo)');
+
+// Printable, multi-line text of exactly `size` bytes, its own for each seed.
+function text(size, seed) {
+  const line = `fsguard training ${seed} ` + 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(2) + '\n';
+  return line.repeat(Math.ceil(size / line.length)).slice(0, size);
+}
+
+const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'fsguard-pgo-train-')));
+process.on('exit', () => fs.rmSync(work, { recursive: true, force: true }));
+const file = (name) => path.join(work, name);
+for (let i = 0; i < 200; i++) fs.writeFileSync(file(`f${i}.txt`), text(4 * KiB, i));
+for (let i = 0; i < 4; i++) fs.writeFileSync(file(`big${i}.txt`), text(MiB, `big ${i}`));
+for (let i = 0; i < 5; i++) fs.writeFileSync(file(`unread${i}.txt`), text(KiB, `unread ${i}`));
+// Older than the 2 s racy window, as most files an agent reads are.
+const old = new Date(Date.now() - 60_000);
+for (const name of fs.readdirSync(work)) fs.utimesSync(file(name), old, old);
+
+// Batches of requests: each batch is sent at once, and the next waits for
+// every answer to it.
+let id = 0;
+const request = (method, params) => ({ method, params, jsonrpc: '2.0', id: ++id });
+const call = (name, args) => request('tools/call', { name, arguments: args });
+const batches = [
+  [request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fsguard-pgo-train', version: '0.0.0' } })],
+  [{ jsonrpc: '2.0', method: 'notifications/initialized' }, request('tools/list', {})],
+];
+const one = (...calls) => batches.push(calls);
+for (let i = 0; i < 200; i++) one(call('read_text_file', { path: file(`f${i}.txt`) }));
+for (let i = 0; i < 150; i++) one(call('list_directory', { path: work }));
+for (let i = 0; i < 100; i++) {
+  one(call('read_text_file', { path: file(`f${i}.txt`) }));
+  one(call('write_file', { path: file(`f${i}.txt`), content: text(4 * KiB, `written ${i}`) }));
+}
+for (let i = 100; i < 150; i++) {
+  one(call('read_text_file', { path: file(`f${i}.txt`) }));
+  one(call('edit_file', { path: file(`f${i}.txt`), edits: [{ oldText: `fsguard training ${i} `, newText: `fsguard trained ${i} ` }] }));
+}
+for (let round = 0; round < 10; round++) {
+  batches.push(Array.from({ length: 16 }, (_, k) => call('read_text_file', { path: file(`f${150 + ((round * 16 + k) % 50)}.txt`) })));
+}
+for (let i = 0; i < 4; i++) {
+  one(call('read_text_file', { path: file(`big${i}.txt`) }));
+  if (i % 2 === 0) one(call('write_file', { path: file(`big${i}.txt`), content: text(MiB, `big written ${i}`) }));
+}
+one(call('get_file_info', { path: file('f0.txt') }));
+one(call('read_multiple_files', { paths: [file('f1.txt'), file('f2.txt')] }));
+one(call('write_file', { path: file('never-read.txt'), content: 'new\n' })); // a new file: allowed
+for (let i = 0; i < 5; i++) one(call('write_file', { path: file(`unread${i}.txt`), content: 'blind\n' })); // never read: refused
+const requests = batches.length;
+
+const child = spawn(fsguard, ['--mode', 'enforce', '--', process.execPath, SERVER, work], { stdio: ['pipe', 'pipe', 'pipe'] });
+let stderr = '';
+child.stderr.on('data', (chunk) => {
+  stderr = (stderr + chunk.toString('utf8')).slice(-8192);
+});
+const timer = setTimeout(() => {
+  child.kill('SIGKILL');
+  fail(`no answer within 120 s\n${stderr}`);
+}, 120_000);
+
+let next = 0;
+let refused = 0;
+let awaited = new Set();
+const sendBatch = () => {
+  while (next < batches.length && awaited.size === 0) {
+    for (const message of batches[next++]) {
+      if (message.id !== undefined) awaited.add(message.id);
+      child.stdin.write(JSON.stringify(message) + '\n');
+    }
+  }
+  if (next === batches.length && awaited.size === 0) child.stdin.end();
+};
+let pending = '';
+child.stdout.on('data', (chunk) => {
+  pending += chunk.toString('utf8');
+  let end;
+  while ((end = pending.indexOf('\n')) >= 0) {
+    const line = pending.slice(0, end);
+    pending = pending.slice(end + 1);
+    const message = JSON.parse(line);
+    if (message.error) fail(`a request failed: ${line.slice(0, 300)}\n${stderr}`);
+    if (message.result?.isError) refused++;
+    awaited.delete(message.id);
+  }
+  sendBatch();
+});
+child.on('exit', (code, signal) => {
+  clearTimeout(timer);
+  if (next < batches.length || awaited.size > 0 || code !== 0) {
+    fail(`fsguard exited with ${signal ?? code} after ${next} of ${requests} batches\n${stderr}`);
+  }
+  if (refused !== 5) fail(`${refused} calls were refused, where the workload expects 5 (the blind writes)`);
+  process.stderr.write(`pgo_train: ${id} requests in ${requests} batches answered, ${refused} refused\n`);
+});
+sendBatch();
