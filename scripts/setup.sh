@@ -187,7 +187,9 @@ train_profile() {
     -DFSGUARD_PROFILE_GENERATE="$profile_dir" >&2 &&
     cmake --build build-pgo -j"${FSGUARD_JOBS:-2}" --target fsguard >&2 &&
     step "profile-guided build: training (tests/bench/pgo_train.mjs)" &&
-    node tests/bench/pgo_train.mjs build-pgo/fsguard >&2
+    node tests/bench/pgo_train.mjs build-pgo/fsguard >&2 &&
+    # Written as fsguard exits; CMakeLists.txt refuses a directory without.
+    [[ -f "$profile_dir/CMakeFiles#proxy.dir#proxy#guard.cpp.gcda" ]]
 }
 profile_use=""
 if [[ "$pgo" == 0 ]]; then
