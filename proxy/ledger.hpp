@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,22 @@ public:
   // until the ledger next changes.
   class Answered {
   public:
+    Answered() = default;
+    // Move-only: a copy left behind by close() would take the entry twice.
+    Answered(const Answered&) = delete;
+    Answered& operator=(const Answered&) = delete;
+    Answered(Answered&& other) noexcept
+      : m_table(other.m_table), m_at(other.m_at), m_request(std::exchange(other.m_request, nullptr))
+    {
+    }
+    Answered& operator=(Answered&& other) noexcept
+    {
+      m_table = other.m_table;
+      m_at = other.m_at;
+      m_request = std::exchange(other.m_request, nullptr);
+      return *this;
+    }
+
     PendingRequest* request() const { return m_request; }
 
   private:

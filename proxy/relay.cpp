@@ -343,9 +343,9 @@ void handle_upstream_line(Session& session, std::string_view text, UpstreamLineL
     } else if (skimmed.has_result_or_error) {
       // The entry found from the ends is this key's, and the skim and
       // decode above changed nothing in the ledger.
-      const Ledger::Answered answered =
-        key_from_ends.empty() ? session.guard.find_answer(key) : answered_from_ends;
-      if (session.guard.on_upstream_response(answered, key, text, skimmed, left.out,
+      Ledger::Answered answered =
+        key_from_ends.empty() ? session.guard.find_answer(key) : std::move(answered_from_ends);
+      if (session.guard.on_upstream_response(std::move(answered), key, text, skimmed, left.out,
                                              Guard::Clock::now(),
                                              first_text ? &*first_text : nullptr)) {
         relay_at_once(session, text, left);

@@ -16,6 +16,7 @@
 # Environment:
 #   FSGUARD_JOBS   parallel build jobs (default 2)
 #   FSGUARD_PGO    0: no profile-guided build; retrain: train its profiles again
+#                  (and build build/ again from clean)
 #
 # Step lines and tool output go to stderr; stdout stays empty.
 set -euo pipefail
@@ -179,7 +180,15 @@ fi
 # again). It needs node and server-filesystem (--for test or demo); without
 # them, or with FSGUARD_PGO=0, build/ is an ordinary build.
 profile_dir="$PWD/build-pgo/profile"
-pgo="${FSGUARD_PGO:-1}"
+# Written last, once the training is done: a directory without it (a
+# training cut short) is not used.
+profile_stamp="$profile_dir/trained"
+case "${FSGUARD_PGO:-1}" in
+  1 | on | yes | true) pgo=on ;;
+  0 | off | no | false) pgo=off ;;
+  retrain) pgo=retrain ;;
+  *) die "FSGUARD_PGO must be 0, 1 or retrain, not '$FSGUARD_PGO'" ;;
+esac
 train_profile() {
   step "profile-guided build: building fsguard instrumented (build-pgo/)"
   rm -rf "$profile_dir"
@@ -189,18 +198,25 @@ train_profile() {
     step "profile-guided build: training (tests/bench/pgo_train.mjs)" &&
     node tests/bench/pgo_train.mjs build-pgo/fsguard >&2 &&
     # Written as fsguard exits; CMakeLists.txt refuses a directory without.
-    [[ -f "$profile_dir/CMakeFiles#proxy.dir#proxy#guard.cpp.gcda" ]]
+    [[ -f "$profile_dir/CMakeFiles#proxy.dir#proxy#guard.cpp.gcda" ]] &&
+    touch "$profile_stamp"
 }
 profile_use=""
-if [[ "$pgo" == 0 ]]; then
-  step "profile-guided build: off (FSGUARD_PGO=0)"
-elif ((!needs_node)); then
-  step "profile-guided build: skipped (its training needs node: scripts/setup.sh --for test or demo)"
-elif [[ "$pgo" != retrain && -n "$(ls "$profile_dir" 2>/dev/null)" ]]; then
+if [[ "$pgo" == off ]]; then
+  step "profile-guided build: off (FSGUARD_PGO=$FSGUARD_PGO)"
+elif [[ "$pgo" == on && -f "$profile_stamp" ]]; then
   step "profile-guided build: profiles of an earlier training (FSGUARD_PGO=retrain trains again)"
   profile_use="$profile_dir"
+elif ((!needs_node)); then
+  step "profile-guided build: skipped (its training needs node: scripts/setup.sh --for test or demo)"
 elif train_profile; then
   profile_use="$profile_dir"
+  if [[ -f build/CMakeCache.txt ]]; then
+    # The objects built with earlier profiles do not depend on the
+    # profile files: the new ones take effect only in a clean build.
+    step "profile-guided build: new profiles, so build/ is built again from clean"
+    cmake --build build --target clean >&2 || die "cleaning build/ failed"
+  fi
 else
   rm -rf "$profile_dir"
   step "warning: the profile-guided training failed (see above): building without it," \

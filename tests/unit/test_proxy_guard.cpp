@@ -285,11 +285,11 @@ struct Session {
                              + R"(}},"jsonrpc":"2.0","id":)" + std::to_string(id) + "}";
     const std::string key = answer_key_from_ends(line);
     REQUIRE(key == id_key(id));
-    const auto answered = guard.find_answer(key); // once, as the relay looks it up
+    auto answered = guard.find_answer(key); // once, as the relay looks it up
     const auto wanted = guard.answer_text_wanted(answered);
     const bool decoded =
       wanted && decode_sdk_answer_text(line, answer_id_from_ends(line), first_text, *wanted);
-    const bool relayed = guard.on_upstream_response(answered, key, line,
+    const bool relayed = guard.on_upstream_response(std::move(answered), key, line,
                                                     decoded ? skim_message(line, first_text.end)
                                                             : skim_message(line),
                                                     out, now, decoded ? &first_text : nullptr);

@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "proxy/ledger.hpp"
 
@@ -90,6 +92,9 @@ TEST_SUITE("ledger")
 
   TEST_CASE("a request found by its answer is read and closed through what found it, once")
   {
+    static_assert(!std::is_copy_constructible_v<Ledger::Answered>
+                    && !std::is_copy_assignable_v<Ledger::Answered>,
+                  "a copy left behind by close() would take the entry twice");
     Ledger ledger;
     PendingRequest guarded = relayed(1, "tools/call");
     guarded.expect = Expectation::guarded_call;
@@ -122,5 +127,12 @@ TEST_SUITE("ledger")
     CHECK_FALSE(ledger.close_if(second, Expectation::relay));
     CHECK(ledger.find(Peer::upstream, "2") == nullptr);
     CHECK(ledger.open("2", relayed(2, "tools/call")) != nullptr); // the id is free again
+
+    // Moved on, the handle is the new one's alone.
+    auto third = ledger.find_answered(Peer::upstream, "2");
+    Ledger::Answered moved = std::move(third);
+    CHECK(third.request() == nullptr);
+    CHECK(ledger.close(third).empty());
+    CHECK_FALSE(ledger.close(moved).empty());
   }
 }
