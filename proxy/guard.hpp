@@ -112,10 +112,6 @@ public:
   // whole read whose text fsguard keeps, and would decode anyway. Nothing
   // for any other answer.
   std::optional<std::size_t> answer_text_wanted(const Ledger::Answered& answered) const;
-  std::optional<std::size_t> answer_text_wanted(const std::string& key)
-  {
-    return answer_text_wanted(find_answer(key));
-  }
 
   // A client's tools/call of the plain shape (scan_plain_tool_call) that
   // the guard takes without a parse, as scan_plain_call() found it.

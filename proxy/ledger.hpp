@@ -65,7 +65,8 @@ public:
     Answered(const Answered&) = delete;
     Answered& operator=(const Answered&) = delete;
     Answered(Answered&& other) noexcept
-      : m_table(other.m_table), m_at(other.m_at), m_request(std::exchange(other.m_request, nullptr))
+      : m_table(other.m_table), m_at(other.m_at),
+        m_request(std::exchange(other.m_request, nullptr))
     {
     }
     Answered& operator=(Answered&& other) noexcept
@@ -110,7 +111,10 @@ public:
   using Closed = Table::node_type;
 
   // Removes and returns the request that `answering`'s answer `key` answers.
-  Closed close(Peer answering, const std::string& key) { return close(find_answered(answering, key)); }
+  Closed close(Peer answering, const std::string& key)
+  {
+    return close(find_answered(answering, key));
+  }
   // Removes and returns the request `answered` found (its request() is null
   // after).
   Closed close(Answered& answered);

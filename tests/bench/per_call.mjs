@@ -46,6 +46,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { requestMaker, text } from './calls.mjs';
+
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SERVER = path.join(ROOT, 'tests/integration/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const FSGUARD = process.env.FSGUARD_BIN || path.join(ROOT, 'build/fsguard');
@@ -98,11 +100,7 @@ if (!fs.existsSync(SERVER)) fail(`server-filesystem not found at ${SERVER} (run 
 
 // ---------------------------------------------------------------- files
 
-// Printable, multi-line text of exactly `size` bytes.
-function text(size, seed) {
-  const line = `fsguard per-call ${seed} ` + 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(2) + '\n';
-  return line.repeat(Math.ceil(size / line.length)).slice(0, size);
-}
+const perCallText = (size, seed) => text(size, `per-call ${seed}`);
 
 const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'fsguard-per-call-')));
 process.on('exit', () => fs.rmSync(work, { recursive: true, force: true }));
@@ -117,17 +115,14 @@ function populate(dir, kind, count) {
   // Each file its own text, as an agent's files are: a text fsguard has
   // seen before would be found among the texts it keeps.
   const size = kind === 'read1m' ? MiB : 4 * KiB;
-  for (let i = 0; i < count; i++) fs.writeFileSync(path.join(dir, `f${i}.txt`), text(size, `${kind} ${i}`));
+  for (let i = 0; i < count; i++) fs.writeFileSync(path.join(dir, `f${i}.txt`), perCallText(size, `${kind} ${i}`));
 }
 
 // The requests of a run of `count` calls of `kind` in `dir`.
 function transcript(kind, dir, count) {
-  let id = 0;
-  // Members in the order the MCP SDK's client writes them.
-  const request = (method, params) => ({ method, params, jsonrpc: '2.0', id: ++id });
-  const call = (name, args) => request('tools/call', { name, arguments: args });
+  const { request, call, initialize } = requestMaker();
   const lines = [
-    request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fsguard-per-call', version: '0.0.0' } }),
+    initialize('fsguard-per-call'),
     { jsonrpc: '2.0', method: 'notifications/initialized' },
     request('tools/list', {}),
   ];
@@ -136,7 +131,7 @@ function transcript(kind, dir, count) {
     if (kind === 'list') lines.push(call('list_directory', { path: dir }));
     else lines.push(call('read_text_file', { path: file }));
     // Each write its own text too, as an agent's are.
-    if (kind === 'rw4k') lines.push(call('write_file', { path: file, content: text(4 * KiB, `written ${i}`) }));
+    if (kind === 'rw4k') lines.push(call('write_file', { path: file, content: perCallText(4 * KiB, `written ${i}`) }));
   }
   return lines.map((line) => JSON.stringify(line));
 }

@@ -17,6 +17,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { requestMaker, text } from './calls.mjs';
+
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 // The pinned server-filesystem of the tests, or of the demo (the same version).
 const SERVER = ['tests/integration', 'scripts/demo']
@@ -34,29 +36,23 @@ const fsguard = process.argv[2];
 if (!fsguard || !fs.existsSync(fsguard)) fail(`usage: pgo_train.mjs FSGUARD_BIN (not found: ${fsguard})`);
 if (!SERVER) fail('server-filesystem is not installed (in tests/integration or scripts/demo)');
 
-// Printable, multi-line text of exactly `size` bytes, its own for each seed.
-function text(size, seed) {
-  const line = `fsguard training ${seed} ` + 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(2) + '\n';
-  return line.repeat(Math.ceil(size / line.length)).slice(0, size);
-}
+const trainingText = (size, seed) => text(size, `training ${seed}`);
 
 const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'fsguard-pgo-train-')));
 process.on('exit', () => fs.rmSync(work, { recursive: true, force: true }));
 const file = (name) => path.join(work, name);
-for (let i = 0; i < 200; i++) fs.writeFileSync(file(`f${i}.txt`), text(4 * KiB, i));
-for (let i = 0; i < 4; i++) fs.writeFileSync(file(`big${i}.txt`), text(MiB, `big ${i}`));
-for (let i = 0; i < 5; i++) fs.writeFileSync(file(`unread${i}.txt`), text(KiB, `unread ${i}`));
+for (let i = 0; i < 200; i++) fs.writeFileSync(file(`f${i}.txt`), trainingText(4 * KiB, i));
+for (let i = 0; i < 4; i++) fs.writeFileSync(file(`big${i}.txt`), trainingText(MiB, `big ${i}`));
+for (let i = 0; i < 5; i++) fs.writeFileSync(file(`unread${i}.txt`), trainingText(KiB, `unread ${i}`));
 // Older than the 2 s racy window, as most files an agent reads are.
 const old = new Date(Date.now() - 60_000);
 for (const name of fs.readdirSync(work)) fs.utimesSync(file(name), old, old);
 
 // Batches of requests: each batch is sent at once, and the next waits for
 // every answer to it.
-let id = 0;
-const request = (method, params) => ({ method, params, jsonrpc: '2.0', id: ++id });
-const call = (name, args) => request('tools/call', { name, arguments: args });
+const { request, call, initialize, count } = requestMaker();
 const batches = [
-  [request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fsguard-pgo-train', version: '0.0.0' } })],
+  [initialize('fsguard-pgo-train')],
   [{ jsonrpc: '2.0', method: 'notifications/initialized' }, request('tools/list', {})],
 ];
 const one = (...calls) => batches.push(calls);
@@ -64,7 +60,7 @@ for (let i = 0; i < 200; i++) one(call('read_text_file', { path: file(`f${i}.txt
 for (let i = 0; i < 150; i++) one(call('list_directory', { path: work }));
 for (let i = 0; i < 100; i++) {
   one(call('read_text_file', { path: file(`f${i}.txt`) }));
-  one(call('write_file', { path: file(`f${i}.txt`), content: text(4 * KiB, `written ${i}`) }));
+  one(call('write_file', { path: file(`f${i}.txt`), content: trainingText(4 * KiB, `written ${i}`) }));
 }
 for (let i = 100; i < 150; i++) {
   one(call('read_text_file', { path: file(`f${i}.txt`) }));
@@ -75,7 +71,7 @@ for (let round = 0; round < 10; round++) {
 }
 for (let i = 0; i < 4; i++) {
   one(call('read_text_file', { path: file(`big${i}.txt`) }));
-  if (i % 2 === 0) one(call('write_file', { path: file(`big${i}.txt`), content: text(MiB, `big written ${i}`) }));
+  if (i % 2 === 0) one(call('write_file', { path: file(`big${i}.txt`), content: trainingText(MiB, `big written ${i}`) }));
 }
 one(call('get_file_info', { path: file('f0.txt') }));
 one(call('read_multiple_files', { paths: [file('f1.txt'), file('f2.txt')] }));
@@ -125,6 +121,6 @@ child.on('exit', (code, signal) => {
     fail(`fsguard exited with ${signal ?? code} after ${next} of ${requests} batches\n${stderr}`);
   }
   if (refused !== 5) fail(`${refused} calls were refused, where the workload expects 5 (the blind writes)`);
-  process.stderr.write(`pgo_train: ${id} requests in ${requests} batches answered, ${refused} refused\n`);
+  process.stderr.write(`pgo_train: ${count()} requests in ${requests} batches answered, ${refused} refused\n`);
 });
 sendBatch();
