@@ -99,9 +99,9 @@ public:
     return on_upstream_response(find_answer(key), key, line, skimmed, out, now);
   }
 
-  // The request that the upstream's answer `key` answers, found once for
-  // close_relayed_request(), answer_text_wanted() and
-  // on_upstream_response(), which each looked it up on their own.
+  // The request that the upstream's answer `key` answers, found once and
+  // handed to close_relayed_request(), answer_text_wanted() and
+  // on_upstream_response(), so that none of them looks the key up again.
   Ledger::Answered find_answer(const std::string& key)
   {
     return m_ledger.find_answered(Peer::upstream, key);

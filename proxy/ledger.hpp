@@ -82,7 +82,7 @@ public:
   private:
     friend class Ledger;
     Table* m_table = nullptr;
-    Table::iterator m_at;
+    Table::iterator m_at{}; // value-initialized: copied by a move even when unset
     PendingRequest* m_request = nullptr;
   };
 

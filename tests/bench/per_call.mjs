@@ -40,13 +40,12 @@
 // FSGUARD_PER_CALL_N=K=N,... to change how many calls a kind makes,
 // FSGUARD_PER_CALL_KEEP=DIR to keep the callgrind outputs (callgrind_annotate).
 
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { requestMaker, text } from './calls.mjs';
+import { oneAtATime, replay, requestMaker, text } from './calls.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SERVER = path.join(ROOT, 'tests/integration/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -133,66 +132,16 @@ function transcript(kind, dir, count) {
     // Each write its own text too, as an agent's are.
     if (kind === 'rw4k') lines.push(call('write_file', { path: file, content: perCallText(4 * KiB, `written ${i}`) }));
   }
-  return lines.map((line) => JSON.stringify(line));
+  return lines;
 }
 
 // ---------------------------------------------------------------- one run
 
 // Replays `requests` through `command` (fsguard, wrapped), one at a time.
 // Fails on a call that errs or is vetoed.
-function replay(command, args, requests, label) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => {
-      stderr = (stderr + chunk.toString('utf8')).slice(-16384);
-    });
-    let pending = Buffer.alloc(0);
-    let chunks = [];
-    let next = 0;
-    let waiting = false;
-    const send = () => {
-      while (next < requests.length) {
-        const line = requests[next++];
-        child.stdin.write(line + '\n');
-        if (line.includes('"id":')) {
-          waiting = true;
-          return;
-        }
-      }
-      child.stdin.end();
-    };
-    child.stdout.on('data', (chunk) => {
-      chunks.push(chunk);
-      if (chunk.indexOf(10) < 0) return;
-      pending = Buffer.concat([pending, ...chunks]);
-      chunks = [];
-      let end;
-      while ((end = pending.indexOf(10)) >= 0) {
-        const line = pending.subarray(0, end).toString('utf8');
-        pending = pending.subarray(end + 1);
-        const message = JSON.parse(line);
-        if (message.error || message.result?.isError) {
-          child.kill('SIGKILL');
-          reject(new Error(`${label}: a call failed or was vetoed: ${line.slice(0, 300)}\n${stderr}`));
-          return;
-        }
-        if (waiting) {
-          waiting = false;
-          send();
-        }
-      }
-    });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      if (next < requests.length || code !== 0) {
-        reject(new Error(`${label}: exited with ${signal ?? code} after ${next} of ${requests.length} requests\n${stderr}`));
-      } else {
-        resolve();
-      }
-    });
-    send();
-  });
+async function replayOneAtATime(command, args, requests, label) {
+  const refused = await replay(command, args, oneAtATime(requests), label);
+  if (refused > 0) throw new Error(`${label}: ${refused} calls were vetoed`);
 }
 
 const fsguardArgs = (dir) => [FSGUARD, '--mode', 'enforce', '--', process.execPath, SERVER, dir];
@@ -207,7 +156,7 @@ const SMALL_CACHE = ['--cache-sim=yes', '--I1=16384,4,64', '--D1=16384,4,64', '-
 // D1mw (data lines missed on reads and on writes).
 async function callgrindTotals(commandArgs, dir, requests, label) {
   const out = path.join(dir, '..', `${path.basename(dir)}.callgrind`);
-  await replay(VALGRIND, ['--tool=callgrind', '--trace-children=no', `--callgrind-out-file=${out}`,
+  await replayOneAtATime(VALGRIND, ['--tool=callgrind', '--trace-children=no', `--callgrind-out-file=${out}`,
     ...(options.footprint ? SMALL_CACHE : []), ...commandArgs], requests, label);
   const text = fs.readFileSync(out, 'utf8');
   const events = text.match(/^events:\s*(.+)$/m);
@@ -222,7 +171,7 @@ async function callgrindTotals(commandArgs, dir, requests, label) {
 // it starts: strace follows the fork and detaches at the upstream's execve.
 async function syscalls(dir, requests, label) {
   const prefix = path.join(dir, '..', `${path.basename(dir)}.strace`);
-  await replay(STRACE, ['-f', '-ff', '-qq', '-b', 'execve', '-o', prefix, ...fsguardArgs(dir)], requests, label);
+  await replayOneAtATime(STRACE, ['-f', '-ff', '-qq', '-b', 'execve', '-o', prefix, ...fsguardArgs(dir)], requests, label);
   const counts = new Map();
   for (const name of fs.readdirSync(path.dirname(prefix))) {
     if (!name.startsWith(path.basename(prefix) + '.')) continue;

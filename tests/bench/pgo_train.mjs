@@ -11,13 +11,12 @@
 // What is rare in use (a veto) is rare here: the profile weighs the code as
 // the calls do. Exit 0 once every call was answered; 1 with the reason.
 
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { requestMaker, text } from './calls.mjs';
+import { replay, requestMaker, text } from './calls.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 // The pinned server-filesystem of the tests, or of the demo (the same version).
@@ -43,7 +42,8 @@ process.on('exit', () => fs.rmSync(work, { recursive: true, force: true }));
 const file = (name) => path.join(work, name);
 for (let i = 0; i < 200; i++) fs.writeFileSync(file(`f${i}.txt`), trainingText(4 * KiB, i));
 for (let i = 0; i < 4; i++) fs.writeFileSync(file(`big${i}.txt`), trainingText(MiB, `big ${i}`));
-for (let i = 0; i < 5; i++) fs.writeFileSync(file(`unread${i}.txt`), trainingText(KiB, `unread ${i}`));
+const blindWrites = 5;
+for (let i = 0; i < blindWrites; i++) fs.writeFileSync(file(`unread${i}.txt`), trainingText(KiB, `unread ${i}`));
 // Older than the 2 s racy window, as most files an agent reads are.
 const old = new Date(Date.now() - 60_000);
 for (const name of fs.readdirSync(work)) fs.utimesSync(file(name), old, old);
@@ -76,51 +76,12 @@ for (let i = 0; i < 4; i++) {
 one(call('get_file_info', { path: file('f0.txt') }));
 one(call('read_multiple_files', { paths: [file('f1.txt'), file('f2.txt')] }));
 one(call('write_file', { path: file('never-read.txt'), content: 'new\n' })); // a new file: allowed
-for (let i = 0; i < 5; i++) one(call('write_file', { path: file(`unread${i}.txt`), content: 'blind\n' })); // never read: refused
-const requests = batches.length;
+for (let i = 0; i < blindWrites; i++) one(call('write_file', { path: file(`unread${i}.txt`), content: 'blind\n' })); // never read: refused
 
-const child = spawn(fsguard, ['--mode', 'enforce', '--', process.execPath, SERVER, work], { stdio: ['pipe', 'pipe', 'pipe'] });
-let stderr = '';
-child.stderr.on('data', (chunk) => {
-  stderr = (stderr + chunk.toString('utf8')).slice(-8192);
-});
-const timer = setTimeout(() => {
-  child.kill('SIGKILL');
-  fail(`no answer within 120 s\n${stderr}`);
-}, 120_000);
-
-let next = 0;
-let refused = 0;
-let awaited = new Set();
-const sendBatch = () => {
-  while (next < batches.length && awaited.size === 0) {
-    for (const message of batches[next++]) {
-      if (message.id !== undefined) awaited.add(message.id);
-      child.stdin.write(JSON.stringify(message) + '\n');
-    }
-  }
-  if (next === batches.length && awaited.size === 0) child.stdin.end();
-};
-let pending = '';
-child.stdout.on('data', (chunk) => {
-  pending += chunk.toString('utf8');
-  let end;
-  while ((end = pending.indexOf('\n')) >= 0) {
-    const line = pending.slice(0, end);
-    pending = pending.slice(end + 1);
-    const message = JSON.parse(line);
-    if (message.error) fail(`a request failed: ${line.slice(0, 300)}\n${stderr}`);
-    if (message.result?.isError) refused++;
-    awaited.delete(message.id);
-  }
-  sendBatch();
-});
-child.on('exit', (code, signal) => {
-  clearTimeout(timer);
-  if (next < batches.length || awaited.size > 0 || code !== 0) {
-    fail(`fsguard exited with ${signal ?? code} after ${next} of ${requests} batches\n${stderr}`);
-  }
-  if (refused !== 5) fail(`${refused} calls were refused, where the workload expects 5 (the blind writes)`);
-  process.stderr.write(`pgo_train: ${count()} requests in ${requests} batches answered, ${refused} refused\n`);
-});
-sendBatch();
+const fsguardArgs = ['--mode', 'enforce', '--', process.execPath, SERVER, work];
+replay(fsguard, fsguardArgs, batches, 'pgo_train', { timeoutMs: 120_000 })
+  .then((refused) => {
+    if (refused !== blindWrites) fail(`${refused} calls were refused, where the workload expects ${blindWrites} (the blind writes)`);
+    process.stderr.write(`pgo_train: ${count()} requests in ${batches.length} batches answered, ${refused} refused\n`);
+  })
+  .catch((error) => fail(error.message));
