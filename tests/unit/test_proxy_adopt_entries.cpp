@@ -1,0 +1,218 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "proxy/adopt_entries.hpp"
+#include "proxy/adopt_places.hpp"
+
+using namespace fsguard;
+
+namespace {
+
+const std::string k_fsguard = "/opt/fsguard/bin/fsguard";
+
+// What `claude mcp add --scope project fs -- npx -y ...server-filesystem DIR`
+// writes: JSON.stringify(..., null, 2), no newline at the end.
+const std::string k_claude_project = R"({
+  "mcpServers": {
+    "fs": {
+      "type": "stdio",
+      "command": "npx",
+      "args": [
+        "-y",
+        "@modelcontextprotocol/server-filesystem@2026.8.31",
+        "/home/me/project"
+      ],
+      "env": {}
+    }
+  }
+})";
+
+} // namespace
+
+TEST_SUITE("adopt_entries")
+{
+  TEST_CASE("the filesystem servers of the built-in profiles are told from fsguard and others")
+  {
+    auto kind = [](std::string command, std::vector<std::string> args) {
+      return classify_launch({std::move(command), std::move(args)}, k_fsguard);
+    };
+    CHECK(kind("npx", {"-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "/p"})
+          == LaunchKind::filesystem_server);
+    CHECK(kind("npx", {"-y", "@agent-infra/mcp-server-filesystem", "--allowed-directories", "/p"})
+          == LaunchKind::filesystem_server);
+    CHECK(kind("npx", {"-y", "@wonderwhy-er/desktop-commander"}) == LaunchKind::filesystem_server);
+    CHECK(kind("mcp-server-filesystem", {"/p"}) == LaunchKind::filesystem_server);
+    CHECK(kind("node", {"/x/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "/p"})
+          == LaunchKind::filesystem_server);
+    CHECK(kind("docker", {"run", "-i", "--rm", "mcp/filesystem", "/projects"})
+          == LaunchKind::filesystem_server);
+    CHECK(kind("docker", {"run", "-i", "docker.io/mcp/filesystem:latest", "/projects"})
+          == LaunchKind::filesystem_server);
+    CHECK(kind("fsguard", {"npx", "-y", "@modelcontextprotocol/server-filesystem", "/p"})
+          == LaunchKind::fsguard);
+    CHECK(kind(k_fsguard, {"--", "npx", "@modelcontextprotocol/server-filesystem"})
+          == LaunchKind::fsguard);
+    CHECK(kind("env", {"FSGUARD_MODE=warn", "/usr/bin/fsguard", "mcp-server-filesystem"})
+          == LaunchKind::fsguard);
+    CHECK(kind("npx", {"-y", "@modelcontextprotocol/server-github"}) == LaunchKind::other);
+    CHECK(kind("docker", {"run", "-i", "mcp/filesystemish"}) == LaunchKind::other);
+  }
+
+  TEST_CASE("a guarded launch starts fsguard, then -- and the original command")
+  {
+    const ServerLaunch launch{"npx", {"-y", "@modelcontextprotocol/server-filesystem", "/p"}};
+    CHECK(guarded_launch(launch, k_fsguard)
+          == ServerLaunch{k_fsguard, {"--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/p"}});
+  }
+
+  TEST_CASE("a whole command line in the command string cannot be guarded as it is")
+  {
+    CHECK(cannot_guard({"npx -y @modelcontextprotocol/server-filesystem /p", {}}).find("split it")
+          != std::string::npos);
+    CHECK(cannot_guard({"npx", {"-y", "@modelcontextprotocol/server-filesystem"}}).empty());
+  }
+
+  TEST_CASE("claude mcp add's .mcp.json is rewritten in its own layout, other keys kept")
+  {
+    const auto adopted = adopt_json_config(k_claude_project, k_fsguard);
+    REQUIRE(adopted);
+    CHECK(adopted->adopted == std::vector<std::string>{"mcpServers.fs"});
+    CHECK(adopted->text == R"({
+  "mcpServers": {
+    "fs": {
+      "type": "stdio",
+      "command": "/opt/fsguard/bin/fsguard",
+      "args": [
+        "--",
+        "npx",
+        "-y",
+        "@modelcontextprotocol/server-filesystem@2026.8.31",
+        "/home/me/project"
+      ],
+      "env": {}
+    }
+  }
+})");
+  }
+
+  TEST_CASE("adopting an adopted config changes nothing")
+  {
+    const auto once = adopt_json_config(k_claude_project, k_fsguard);
+    REQUIRE(once);
+    const auto twice = adopt_json_config(once->text, k_fsguard);
+    REQUIRE(twice);
+    CHECK(twice->adopted.empty());
+    CHECK(twice->guarded == std::vector<std::string>{"mcpServers.fs"});
+    CHECK(twice->text == once->text);
+  }
+
+  TEST_CASE("every filesystem server of every list is adopted, others are left as they are")
+  {
+    const std::string text =
+      "{\n\t\"numStartups\": 3,\n\t\"mcpServers\": {\n"
+      "\t\t\"github\": {\"command\": \"npx\", \"args\": [\"@modelcontextprotocol/server-github\"]},\n"
+      "\t\t\"dc\": {\"command\": \"npx\", \"args\": [\"@wonderwhy-er/desktop-commander\"]}\n\t},\n"
+      "\t\"projects\": {\"/home/me/p\": {\"mcpServers\": {\"files\": "
+      "{\"type\": \"stdio\", \"command\": \"mcp-server-filesystem\", \"env\": {\"A\": \"1\"}}}}}\n}\n";
+    const auto adopted = adopt_json_config(text, k_fsguard);
+    REQUIRE(adopted);
+    CHECK(adopted->adopted
+          == std::vector<std::string>{"mcpServers.dc", "projects[\"/home/me/p\"].mcpServers.files"});
+    CHECK(adopted->server_lists == 2);
+    // Tabs, the final newline, the key order; args placed right after command.
+    CHECK(adopted->text.starts_with("{\n\t\"numStartups\": 3,\n\t\"mcpServers\": {\n\t\t\"github\": {\n"));
+    CHECK(adopted->text.ends_with("}\n"));
+    const auto files = adopted->text.find("\"files\"");
+    CHECK(adopted->text.find(R"("type": "stdio",)", files)
+          < adopted->text.find(R"("command": "/opt/fsguard/bin/fsguard",)", files));
+    CHECK(adopted->text.find("\"args\": [\n\t\t\t\t\t\t\"--\",\n\t\t\t\t\t\t\"mcp-server-filesystem\"\n")
+          != std::string::npos);
+    CHECK(adopted->text.find(R"("env": {)") > adopted->text.find(R"("args": [)"));
+    CHECK(adopted->text.find("server-github") != std::string::npos);
+  }
+
+  TEST_CASE("VS Code's servers and mcp.servers are lists of servers too")
+  {
+    const auto workspace = adopt_json_config(
+      R"({"servers": {"fs": {"type": "stdio", "command": "npx", "args": ["mcp-server-filesystem"]}}})",
+      k_fsguard);
+    REQUIRE(workspace);
+    CHECK(workspace->adopted == std::vector<std::string>{"servers.fs"});
+    // One line stays one line.
+    CHECK(workspace->text.find('\n') == std::string::npos);
+    const auto settings = adopt_json_config(
+      R"({"editor.tabSize": 2, "mcp": {"servers": {"fs": {"command": "npx", "args": ["mcp-server-filesystem"]}}}})",
+      k_fsguard);
+    REQUIRE(settings);
+    CHECK(settings->adopted == std::vector<std::string>{"mcp.servers.fs"});
+  }
+
+  TEST_CASE("a config that fsguard cannot rewrite whole is refused, saying why")
+  {
+    auto refusal = [](std::string_view text) {
+      const auto adopted = adopt_json_config(text, k_fsguard);
+      REQUIRE_FALSE(adopted);
+      return adopted.error();
+    };
+    CHECK(refusal("{\n  // mine\n  \"mcpServers\": {}\n}").find("comments") != std::string::npos);
+    CHECK(refusal("{\"mcpServers\": ").find("not valid JSON") != std::string::npos);
+    CHECK(refusal("[1]").find("not a JSON object") != std::string::npos);
+    // A second filesystem server it cannot rewrite: nothing is rewritten.
+    const std::string two = R"({"mcpServers": {
+      "a": {"command": "npx", "args": ["@modelcontextprotocol/server-filesystem", "/p"]},
+      "b": {"command": "npx -y @modelcontextprotocol/server-filesystem /q"}}})";
+    CHECK(refusal(two).find("mcpServers.b starts a filesystem server, but its command") == 0);
+    CHECK(refusal(R"({"mcpServers": {"a": {"command": "npx", "args": ["mcp-server-filesystem", 3]}}})")
+            .find("not a string") != std::string::npos);
+    CHECK(refusal(R"({"mcpServers": {"a": {"url": "http://h/desktop-commander"}}})")
+            .find("mcpServers.a names a filesystem server") == 0);
+    CHECK(refusal(R"({"mcpServers": ["mcp-server-filesystem"]})").find("not an object") != std::string::npos);
+  }
+
+  TEST_CASE("a config without a filesystem server is left byte for byte")
+  {
+    const std::string text = "{ \"mcpServers\" : { \"gh\": {\"command\": \"gh-mcp\"} } }\r\n";
+    const auto adopted = adopt_json_config(text, k_fsguard);
+    REQUIRE(adopted);
+    CHECK(adopted->adopted.empty());
+    CHECK(adopted->text == text);
+    const auto none = adopt_json_config("{\"theme\": \"dark\"}", k_fsguard);
+    REQUIRE(none);
+    CHECK(none->server_lists == 0);
+  }
+
+  TEST_CASE("CRLF line ends and a byte order mark are kept")
+  {
+    const std::string text = "\xEF\xBB\xBF{\r\n  \"mcpServers\": {\r\n    \"fs\": {\r\n      \"command\": "
+                             "\"mcp-server-filesystem\"\r\n    }\r\n  }\r\n}\r\n";
+    const auto adopted = adopt_json_config(text, k_fsguard);
+    REQUIRE(adopted);
+    CHECK(adopted->text.starts_with("\xEF\xBB\xBF{\r\n  \"mcpServers\": {\r\n"));
+    CHECK(adopted->text.ends_with("\r\n}\r\n"));
+    CHECK(adopted->text.find("\n\n") == std::string::npos);
+    CHECK(adopted->text.find("\r\r") == std::string::npos);
+  }
+}
+
+TEST_SUITE("adopt_places")
+{
+  TEST_CASE("the project configs of each directory up to the root come first, then the user's")
+  {
+    const auto paths = client_config_paths({"/home/me", "/home/me/p", "/home/me/.config", "/home/me/.codex"});
+    REQUIRE(paths.size() >= 8);
+    CHECK(paths[0] == "/home/me/p/.mcp.json");
+    CHECK(paths[5] == "/home/me/.mcp.json");
+    auto has = [&](const std::string& path) {
+      return std::count(paths.begin(), paths.end(), path);
+    };
+    CHECK(has("/.mcp.json") == 1);
+    CHECK(has("/home/me/.gemini/settings.json") == 1); // a project's and the user's: once
+    CHECK(has("/home/me/.claude.json") == 1);
+    CHECK(has("/home/me/.config/Claude/claude_desktop_config.json") == 1);
+    CHECK(has("/home/me/.config/Code/User/settings.json") == 1);
+    CHECK(has("/home/me/.codex/config.toml") == 1);
+    CHECK(has("/home/me/.cursor/mcp.json") == 1);
+  }
+}
