@@ -37,7 +37,8 @@ bool names_server_image(std::string_view token)
     token = token.substr(0, tag);
   }
   return token == k_server_image
-         || (token.ends_with(k_server_image) && token[token.size() - k_server_image.size() - 1] == '/');
+         || (token.ends_with(k_server_image)
+             && token[token.size() - k_server_image.size() - 1] == '/');
 }
 
 bool names_server(std::string_view token)
@@ -184,7 +185,8 @@ Result<std::vector<ServerList>, std::string> server_lists(ordered_json& root)
     take(*mcp, "servers", "mcp.servers");
   }
   // Claude Code keeps the servers of its "local" scope per project.
-  if (const auto projects = root.find("projects"); projects != root.end() && projects->is_object()) {
+  if (const auto projects = root.find("projects");
+      projects != root.end() && projects->is_object()) {
     for (auto& [directory, project] : projects->items()) {
       if (project.is_object()) {
         take(project, "mcpServers", "projects[" + ordered_json(directory).dump() + "].mcpServers");
@@ -232,6 +234,15 @@ ServerLaunch guarded_launch(const ServerLaunch& launch, const std::string& fsgua
   return guarded;
 }
 
+std::optional<ServerLaunch> unguarded_launch(const ServerLaunch& launch,
+                                             std::string_view fsguard_path)
+{
+  if (launch.command != fsguard_path || launch.args.size() < 2 || launch.args.front() != "--") {
+    return std::nullopt;
+  }
+  return ServerLaunch{launch.args[1], {launch.args.begin() + 2, launch.args.end()}};
+}
+
 std::string cannot_guard(const ServerLaunch& launch)
 {
   if (launch.command.empty()) {
@@ -245,7 +256,8 @@ std::string cannot_guard(const ServerLaunch& launch)
 }
 
 Result<AdoptedConfig, std::string> adopt_json_config(std::string_view text,
-                                                     const std::string& fsguard_path)
+                                                     const std::string& fsguard_path,
+                                                     Rewrite rewrite)
 {
   const std::string_view body = text.starts_with(k_bom) ? text.substr(k_bom.size()) : text;
   ordered_json root = ordered_json::parse(body, nullptr, false);
@@ -268,6 +280,13 @@ Result<AdoptedConfig, std::string> adopt_json_config(std::string_view text,
     for (auto& [name, entry] : list.servers->items()) {
       const std::string label = list.label + "." + name;
       const auto launch = launch_of(entry);
+      if (rewrite == Rewrite::undo) {
+        if (const auto inner = launch ? unguarded_launch(*launch, fsguard_path) : std::nullopt) {
+          entry = with_launch(entry, *inner);
+          adopted.adopted.push_back(label);
+        }
+        continue;
+      }
       const auto kind = launch ? classify_launch(*launch, fsguard_path) : LaunchKind::other;
       if (kind == LaunchKind::fsguard) {
         adopted.guarded.push_back(label);

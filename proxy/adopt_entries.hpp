@@ -3,6 +3,7 @@
 // No I/O: the text of a config goes in, the text to write comes out.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,15 +37,27 @@ bool names_filesystem_server(std::string_view text);
 // the original command and its arguments.
 ServerLaunch guarded_launch(const ServerLaunch& launch, const std::string& fsguard_path);
 
+// The launch that `guarded_launch` made `launch` from, if `launch` is one:
+// command `fsguard_path`, then "--" and a command.
+std::optional<ServerLaunch> unguarded_launch(const ServerLaunch& launch,
+                                             std::string_view fsguard_path);
+
 // Why fsguard cannot be put in front of `launch` as it is written ("" when
 // it can): a command that holds a whole command line, which the client
 // itself would have to split.
 std::string cannot_guard(const ServerLaunch& launch);
 
-// A client config with every filesystem server behind fsguard.
+// Which way a config is rewritten.
+enum class Rewrite {
+  adopt, // every filesystem server behind fsguard
+  undo,  // every entry adopt made back as it was
+};
+
+// A client config with every filesystem server behind fsguard (or, undone,
+// with every entry that adopt made back as it was).
 struct AdoptedConfig {
   std::string text;                  // the config to write (the same text if nothing changes)
-  std::vector<std::string> adopted;  // where each entry put behind fsguard is, e.g. "mcpServers.fs"
+  std::vector<std::string> adopted;  // each entry rewritten, e.g. "mcpServers.fs"
   std::vector<std::string> guarded;  // entries that started fsguard already
   std::size_t server_lists = 0;      // how many lists of MCP servers the config holds
 };
@@ -56,7 +69,10 @@ struct AdoptedConfig {
 // indentation and the line ends. An error, saying why, when the text is not
 // JSON, holds comments, or names a filesystem server in an entry it cannot
 // rewrite: no unguarded filesystem server is ever left beside a guarded one.
+// With Rewrite::undo, each entry that starts `fsguard_path` -- CMD gets CMD
+// back as its command, and nothing is refused but text that is not JSON.
 Result<AdoptedConfig, std::string> adopt_json_config(std::string_view text,
-                                                     const std::string& fsguard_path);
+                                                     const std::string& fsguard_path,
+                                                     Rewrite rewrite = Rewrite::adopt);
 
 } // namespace fsguard

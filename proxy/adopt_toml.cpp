@@ -16,18 +16,18 @@ namespace {
 struct TomlValue {
   std::size_t begin = 0;
   std::size_t end = 0;
-  std::optional<std::string> string;                   // a one-line basic or literal string
-  std::optional<std::vector<std::string>> strings;     // an array of such strings, no comments
+  std::optional<std::string> string;               // a one-line basic or literal string
+  std::optional<std::vector<std::string>> strings; // an array of such strings, no comments
 };
 
 // A key with its value: the whole dotted path from the document's root.
 struct TomlLeaf {
   std::vector<std::string> path;
   TomlValue value;
-  std::size_t key_parts = 0;    // parts written in the key itself (the rest: the table header)
-  bool in_array_table = false;  // under a [[header]]
-  std::size_t statement_end = 0; // just past the statement's line end (0 in an inline table)
-  std::size_t statement_begin = 0;
+  std::size_t key_parts = 0;       // parts written in the key (the rest: the table header)
+  bool in_array_table = false;     // under a [[header]]
+  std::size_t statement_end = 0;   // just past the statement's line end (0 in an inline table)
+  std::size_t statement_begin = 0; // where its key starts
 };
 
 class TomlReader {
@@ -102,7 +102,8 @@ public:
   // The line `offset` is on, counting from 1.
   std::size_t line_of(std::size_t offset) const
   {
-    return static_cast<std::size_t>(std::count(m_text.begin(), m_text.begin() + static_cast<long>(offset), '\n')) + 1;
+    const auto before = m_text.substr(0, offset);
+    return static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n')) + 1;
   }
 
 private:
@@ -119,8 +120,8 @@ private:
 
   std::string fail(std::string_view what) const
   {
-    return "line " + std::to_string(line_of(m_at)) + " is TOML fsguard cannot read (" + std::string(what)
-           + ")";
+    return "line " + std::to_string(line_of(m_at)) + " is TOML fsguard cannot read ("
+           + std::string(what) + ")";
   }
 
   void skip_space()
@@ -390,7 +391,8 @@ private:
       }
     } else {
       // A number, boolean or date: up to what ends a value (a date may hold a space).
-      while (m_at < m_text.size() && std::string_view(",]}#\r\n").find(m_text[m_at]) == std::string_view::npos) {
+      constexpr std::string_view k_value_ends = ",]}#\r\n";
+      while (m_at < m_text.size() && k_value_ends.find(m_text[m_at]) == std::string_view::npos) {
         ++m_at;
       }
       while (m_at > value.begin && (m_text[m_at - 1] == ' ' || m_text[m_at - 1] == '\t')) {
@@ -460,12 +462,13 @@ std::string toml_string(std::string_view value)
 }
 
 Result<AdoptedConfig, std::string> adopt_toml_config(std::string_view text,
-                                                     const std::string& fsguard_path)
+                                                     const std::string& fsguard_path,
+                                                     Rewrite rewrite)
 {
   AdoptedConfig adopted{std::string(text), {}, {}, 0};
   TomlReader reader(text);
   // A file that names no filesystem server needs no change, however it is written.
-  if (!names_filesystem_server(text)) {
+  if (rewrite == Rewrite::adopt && !names_filesystem_server(text)) {
     adopted.server_lists = text.find("mcp_servers") != std::string_view::npos ? 1 : 0;
     return adopted;
   }
@@ -509,6 +512,16 @@ Result<AdoptedConfig, std::string> adopt_toml_config(std::string_view text,
     if (entry.args != nullptr) {
       launch.args = *entry.args->value.strings;
     }
+    if (rewrite == Rewrite::undo) {
+      if (const auto inner = unguarded_launch(launch, fsguard_path); inner && entry.args) {
+        replacements.push_back({entry.command->value.begin, entry.command->value.end,
+                                toml_string(inner->command)});
+        replacements.push_back(
+          {entry.args->value.begin, entry.args->value.end, toml_array(inner->args)});
+        adopted.adopted.push_back(label);
+      }
+      continue;
+    }
     const auto kind = classify_launch(launch, fsguard_path);
     if (kind == LaunchKind::other) {
       continue;
@@ -528,19 +541,21 @@ Result<AdoptedConfig, std::string> adopt_toml_config(std::string_view text,
     const TomlLeaf& command = *entry.command;
     replacements.push_back({command.value.begin, command.value.end, toml_string(guarded.command)});
     if (entry.args != nullptr) {
-      replacements.push_back({entry.args->value.begin, entry.args->value.end, toml_array(guarded.args)});
+      replacements.push_back(
+        {entry.args->value.begin, entry.args->value.end, toml_array(guarded.args)});
     } else {
       // A new args line under the command line, written as the command is.
       if (command.key_parts != 1 || command.statement_end == 0) {
         return label + " has no args, and its command is not a plain key of its table; add "
                "args by hand";
       }
-      const std::size_t line_begin = text.rfind('\n', command.statement_begin) == std::string_view::npos
-                                       ? 0
-                                       : text.rfind('\n', command.statement_begin) + 1;
+      const auto previous_newline = text.rfind('\n', command.statement_begin);
+      const std::size_t line_begin =
+        previous_newline == std::string_view::npos ? 0 : previous_newline + 1;
       const std::string indent(text.substr(line_begin, command.statement_begin - line_begin));
-      const std::string_view line_end = text.substr(0, command.statement_end).ends_with("\r\n") ? "\r\n" : "\n";
-      const bool ended = text.substr(0, command.statement_end).ends_with('\n');
+      const auto through_command = text.substr(0, command.statement_end);
+      const std::string_view line_end = through_command.ends_with("\r\n") ? "\r\n" : "\n";
+      const bool ended = through_command.ends_with('\n');
       replacements.push_back({command.statement_end, command.statement_end,
                               (ended ? "" : std::string(line_end)) + indent + "args = "
                                 + toml_array(guarded.args) + (ended ? std::string(line_end) : "")});
@@ -550,7 +565,7 @@ Result<AdoptedConfig, std::string> adopt_toml_config(std::string_view text,
 
   // No other value among the servers may name a filesystem server.
   for (const auto& leaf : *leaves) {
-    if (leaf.path.front() != "mcp_servers"
+    if (rewrite == Rewrite::undo || leaf.path.front() != "mcp_servers"
         || std::find(accounted.begin(), accounted.end(), &leaf) != accounted.end()) {
       continue;
     }

@@ -18,8 +18,11 @@ namespace fsguard {
 // inline table, dotted keys, another key), or a table it would rewrite is
 // unusual (a command that is not one string, args that are not one array
 // of strings, a comment inside that array, a key given twice).
+// With Rewrite::undo, each table that starts `fsguard_path` -- CMD gets CMD
+// back as its command.
 Result<AdoptedConfig, std::string> adopt_toml_config(std::string_view text,
-                                                     const std::string& fsguard_path);
+                                                     const std::string& fsguard_path,
+                                                     Rewrite rewrite = Rewrite::adopt);
 
 // `value` as a TOML basic string, quoted and escaped.
 std::string toml_string(std::string_view value);

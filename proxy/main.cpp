@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/adopt.hpp"
 #include "proxy/check_setup.hpp"
 #include "proxy/config.hpp"
 #include "proxy/log.hpp"
@@ -45,6 +46,9 @@ int main(int argc, char** argv)
   if (options->version) {
     std::fputs(version_text().c_str(), stdout);
     return 0;
+  }
+  if (options->adopt) {
+    return run_adopt(*options->adopt, log);
   }
 
   if (options->check_config) {

@@ -1,5 +1,8 @@
 #include "proxy/options.hpp"
 
+#include <algorithm>
+#include <span>
+
 #include <boost/version.hpp>
 #include <git2/version.h>
 #include <sqlite3.h>
@@ -9,9 +12,55 @@
 
 namespace fsguard {
 
+namespace {
+
+// `fsguard adopt`'s own arguments (`arguments` without "adopt").
+Result<AdoptRequest, std::string> parse_adopt(std::span<const std::string> arguments)
+{
+  AdoptRequest request;
+  bool apply = false;
+  bool undo = false;
+  bool files_only = false;
+  for (const auto& argument : arguments) {
+    if (files_only || !argument.starts_with('-') || argument == "-") {
+      request.files.push_back(argument);
+    } else if (argument == "--") {
+      files_only = true;
+    } else if (argument == "--apply") {
+      apply = true;
+    } else if (argument == "--undo") {
+      undo = true;
+    } else {
+      return "fsguard adopt: unknown option \"" + argument + "\"; it takes --apply or --undo, "
+             "and config files";
+    }
+  }
+  if (apply && undo) {
+    return std::string("fsguard adopt: --apply and --undo exclude each other");
+  }
+  request.action = apply ? AdoptAction::apply : undo ? AdoptAction::undo : AdoptAction::show;
+  return request;
+}
+
+} // namespace
+
 Result<Options, std::string> parse_options(const std::vector<std::string>& arguments)
 {
   Options options;
+  // A command of fsguard's own, before any upstream command ("fsguard --
+  // adopt" starts a program called adopt).
+  if (!arguments.empty() && arguments.front() == "adopt") {
+    if (std::ranges::any_of(arguments, [](const auto& a) { return a == "--help" || a == "-h"; })) {
+      options.help = true;
+      return options;
+    }
+    auto request = parse_adopt(std::span(arguments).subspan(1));
+    if (!request) {
+      return request.error();
+    }
+    options.adopt = std::move(request).value();
+    return options;
+  }
   for (std::size_t index = 0; index < arguments.size(); ++index) {
     const std::string& argument = arguments[index];
     auto value_of = [&](std::string_view name) -> std::optional<std::string> {
@@ -82,6 +131,7 @@ Result<Options, std::string> parse_options(const std::vector<std::string>& argum
 std::string usage_text()
 {
   return R"(Usage: fsguard [options] [--] <upstream command> [args...]
+       fsguard adopt [--apply | --undo] [FILE...]
 
 fsguard is a transparent MCP proxy for filesystem servers. It relays JSON-RPC
 between the MCP client on its stdin/stdout and the upstream server it starts,
@@ -108,6 +158,13 @@ Options:
                          seen, 1: not)
   -h, --help             show this help
   -V, --version          show the version and the libraries fsguard was built with
+
+fsguard adopt finds the MCP client configs that start a filesystem server
+(Claude Code, Claude Desktop, Cursor, VS Code, Codex, Gemini CLI; or the
+FILEs given) and shows, as a diff, each entry rewritten to start this fsguard
+in front of the same server; exit status 1 if a config was refused.
+      --apply            rewrite them, keeping each original as FILE.fsguard-backup
+      --undo             put each FILE.fsguard-backup back
 
 Without an upstream command, fsguard runs @modelcontextprotocol/server-filesystem
 on the current directory.

@@ -10,6 +10,20 @@
 
 namespace fsguard {
 
+// What `fsguard adopt` is asked to do.
+enum class AdoptAction {
+  show,  // show the change as a diff, change nothing
+  apply, // --apply: rewrite the configs, keeping a backup beside each
+  undo,  // --undo: put each backup back
+};
+
+// `fsguard adopt [--apply | --undo] [FILE...]`: no FILE means the client
+// configs fsguard knows where to find.
+struct AdoptRequest {
+  AdoptAction action = AdoptAction::show;
+  std::vector<std::string> files;
+};
+
 struct Options {
   std::optional<std::string> config_path;
   std::optional<Mode> mode;
@@ -21,6 +35,7 @@ struct Options {
   bool check_setup = false;                // tell whether fsguard sees the upstream's directories
   std::optional<std::string> print_profile; // print this built-in profile and exit
   std::vector<std::string> upstream; // empty: the default upstream
+  std::optional<AdoptRequest> adopt;  // `fsguard adopt ...`: nothing else is read
 };
 
 // Parses `arguments` (without argv[0]). Errors are usage messages.

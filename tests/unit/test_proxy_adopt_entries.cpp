@@ -67,6 +67,33 @@ TEST_SUITE("adopt_entries")
           == ServerLaunch{k_fsguard, {"--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/p"}});
   }
 
+  TEST_CASE("undoing a guarded launch gives back the launch it was made from, and only that")
+  {
+    const ServerLaunch launch{"npx", {"-y", "@modelcontextprotocol/server-filesystem", "/p"}};
+    CHECK(unguarded_launch(guarded_launch(launch, k_fsguard), k_fsguard) == launch);
+    CHECK_FALSE(unguarded_launch({"fsguard", {"--", "npx"}}, k_fsguard));
+    CHECK_FALSE(unguarded_launch({k_fsguard, {"npx", "mcp-server-filesystem"}}, k_fsguard));
+  }
+
+  TEST_CASE("undo puts back each entry adopt rewrote in a config changed since")
+  {
+    const auto adopted = adopt_json_config(k_claude_project, k_fsguard);
+    REQUIRE(adopted);
+    std::string changed = adopted->text;
+    changed.replace(changed.find("\"env\": {}"), 9, "\"env\": {\n        \"A\": \"1\"\n      }");
+    std::string expected = k_claude_project;
+    expected.replace(expected.find("\"env\": {}"), 9, "\"env\": {\n        \"A\": \"1\"\n      }");
+    const auto undone = adopt_json_config(changed, k_fsguard, Rewrite::undo);
+    REQUIRE(undone);
+    CHECK(undone->adopted == std::vector<std::string>{"mcpServers.fs"});
+    CHECK(undone->text == expected);
+    // A config with nothing of adopt's is left as it is.
+    const auto untouched = adopt_json_config(k_claude_project, k_fsguard, Rewrite::undo);
+    REQUIRE(untouched);
+    CHECK(untouched->adopted.empty());
+    CHECK(untouched->text == k_claude_project);
+  }
+
   TEST_CASE("a whole command line in the command string cannot be guarded as it is")
   {
     CHECK(cannot_guard({"npx -y @modelcontextprotocol/server-filesystem /p", {}}).find("split it")

@@ -122,6 +122,22 @@ TEST_SUITE("adopt_toml")
     CHECK(no_args.error().find("add args by hand") != std::string::npos);
   }
 
+  TEST_CASE("undo gives each adopted table its command and args back")
+  {
+    const std::string text = "[mcp_servers.fs]\ncommand = 'npx' # ours\n"
+                             "args = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/p\"]\n"
+                             "[mcp_servers.other]\ncommand = \"/opt/fsguard/bin/fsguard\"\n";
+    const auto adopted = adopt_toml_config(text, k_fsguard);
+    REQUIRE(adopted);
+    const auto undone = adopt_toml_config(adopted->text, k_fsguard, Rewrite::undo);
+    REQUIRE(undone);
+    CHECK(undone->adopted == std::vector<std::string>{"mcp_servers.fs"});
+    CHECK(undone->text
+          == "[mcp_servers.fs]\ncommand = \"npx\" # ours\n"
+             "args = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/p\"]\n"
+             "[mcp_servers.other]\ncommand = \"/opt/fsguard/bin/fsguard\"\n");
+  }
+
   TEST_CASE("toml_string escapes what a basic string must")
   {
     CHECK(toml_string("a\"b\\c\td\x01") == "\"a\\\"b\\\\c\\td\\u0001\"");
