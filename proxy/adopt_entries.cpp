@@ -1,6 +1,10 @@
 #include "proxy/adopt_entries.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
+
+#include "proxy/adopt_json_spans.hpp"
 
 namespace fsguard {
 
@@ -56,56 +60,7 @@ bool has_space(std::string_view text)
   return text.find_first_of(" \t") != std::string_view::npos;
 }
 
-// How a JSON config is laid out, so that a rewrite keeps it.
-struct JsonLayout {
-  int indent = -1; // -1: all on one line
-  char indent_char = ' ';
-  bool final_newline = false;
-  bool crlf = false;
-  bool bom = false;
-};
-
 constexpr std::string_view k_bom = "\xEF\xBB\xBF";
-
-JsonLayout layout_of(std::string_view text)
-{
-  JsonLayout layout;
-  layout.bom = text.starts_with(k_bom);
-  layout.final_newline = text.ends_with('\n');
-  layout.crlf = text.find("\r\n") != std::string_view::npos;
-  // The first line inside the top-level value sets the indentation.
-  for (auto newline = text.find('\n'); newline != std::string_view::npos;
-       newline = text.find('\n', newline + 1)) {
-    const auto line = text.substr(newline + 1);
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string_view::npos || line[first] == '\r' || line[first] == '\n') {
-      continue; // blank line
-    }
-    layout.indent = static_cast<int>(first);
-    layout.indent_char = first > 0 ? line[0] : ' ';
-    break;
-  }
-  return layout;
-}
-
-std::string dump_in_layout(const ordered_json& document, const JsonLayout& layout)
-{
-  std::string dumped = document.dump(layout.indent, layout.indent_char);
-  if (layout.final_newline) {
-    dumped += '\n';
-  }
-  std::string text = layout.bom ? std::string(k_bom) : std::string();
-  if (!layout.crlf) {
-    return text + dumped;
-  }
-  for (const char c : dumped) {
-    if (c == '\n') {
-      text += '\r';
-    }
-    text += c;
-  }
-  return text;
-}
 
 // The launch an entry holds, or why it holds none fsguard can read.
 Result<ServerLaunch, std::string> launch_of(const ordered_json& entry)
@@ -135,30 +90,115 @@ Result<ServerLaunch, std::string> launch_of(const ordered_json& entry)
   return launch;
 }
 
-// `entry` with `launch` as its command and args, every other key kept in
-// its place (args right after command if it had none).
-ordered_json with_launch(const ordered_json& entry, const ServerLaunch& launch)
+std::string json_string(const std::string& value)
 {
-  ordered_json rewritten = ordered_json::object();
-  const bool had_args = entry.contains("args");
-  for (const auto& [key, value] : entry.items()) {
-    if (key == "command") {
-      rewritten["command"] = launch.command;
-      if (!had_args) {
-        rewritten["args"] = launch.args;
+  return ordered_json(value).dump();
+}
+
+// Whether the JSON `fragment` holds a comment outside its strings.
+bool has_comment(std::string_view fragment)
+{
+  for (std::size_t at = 0; at < fragment.size(); ++at) {
+    if (fragment[at] == '"') {
+      for (++at; at < fragment.size() && fragment[at] != '"'; at += fragment[at] == '\\' ? 2 : 1) {
       }
-    } else if (key == "args") {
-      rewritten["args"] = launch.args;
-    } else {
-      rewritten[key] = value;
+    } else if (fragment.substr(at).starts_with("//") || fragment.substr(at).starts_with("/*")) {
+      return true;
     }
   }
-  return rewritten;
+  return false;
+}
+
+// `strings` as a JSON array laid out as the array `old` it replaces: one
+// element a line at old's indentation, or all on one line.
+std::string json_array_like(const std::vector<std::string>& strings, std::string_view old)
+{
+  const auto first_newline = old.find('\n');
+  if (first_newline == std::string_view::npos) {
+    const bool tight =
+      old.find(",\"") != std::string_view::npos && old.find(", ") == std::string_view::npos;
+    std::string array = "[";
+    for (std::size_t i = 0; i < strings.size(); ++i) {
+      array += (i == 0 ? "" : tight ? "," : ", ") + json_string(strings[i]);
+    }
+    return array + "]";
+  }
+  const std::string newline = old.find("\r\n") != std::string_view::npos ? "\r\n" : "\n";
+  const auto last_newline = old.rfind('\n');
+  const auto closing = old.substr(last_newline + 1, old.size() - 1 - (last_newline + 1));
+  const bool closing_alone = closing.find_first_not_of(" \t") == std::string_view::npos;
+  const auto after_first = old.substr(first_newline + 1);
+  std::string indent(after_first.substr(0, after_first.find_first_not_of(" \t")));
+  if (after_first.substr(indent.size()).starts_with("]")) {
+    indent += "  "; // it was empty: one level in from its bracket
+  }
+  std::string array = "[";
+  for (std::size_t i = 0; i < strings.size(); ++i) {
+    array += (i == 0 ? "" : ",") + newline + indent + json_string(strings[i]);
+  }
+  return array + (closing_alone ? newline + std::string(closing) : std::string()) + "]";
+}
+
+struct Replacement {
+  std::size_t begin;
+  std::size_t end;
+  std::string text;
+};
+
+const JsonMemberSpan* span_at(const std::vector<JsonMemberSpan>& spans,
+                              const std::vector<std::string>& path)
+{
+  for (const auto& span : spans) {
+    if (span.path == path) {
+      return &span;
+    }
+  }
+  return nullptr;
+}
+
+// The replacements that give the entry at `path` the launch `launch`; an
+// error when its args hold comments, which the rewrite would lose.
+Result<std::vector<Replacement>, std::string> relaunch(std::string_view text,
+                                                      const std::vector<JsonMemberSpan>& spans,
+                                                      std::vector<std::string> path,
+                                                      const ServerLaunch& launch)
+{
+  path.push_back("command");
+  const JsonMemberSpan* command = span_at(spans, path);
+  path.back() = "args";
+  const JsonMemberSpan* args = span_at(spans, path);
+  if (command == nullptr) {
+    return std::string("fsguard could not find its command in the text");
+  }
+  std::vector<Replacement> replacements{
+    {command->value_begin, command->value_end, json_string(launch.command)}};
+  if (args != nullptr) {
+    const auto old = text.substr(args->value_begin, args->value_end - args->value_begin);
+    if (has_comment(old)) {
+      return std::string("its args hold comments, which rewriting them would lose");
+    }
+    replacements.push_back({args->value_begin, args->value_end, json_array_like(launch.args, old)});
+    return replacements;
+  }
+  // No args: a new member after command, on a line of its own if command has one.
+  const auto previous_newline = text.rfind('\n', command->key_begin);
+  const std::size_t line_begin =
+    previous_newline == std::string_view::npos ? 0 : previous_newline + 1;
+  const auto before_key = text.substr(line_begin, command->key_begin - line_begin);
+  const bool own_line = before_key.find_first_not_of(" \t") == std::string_view::npos;
+  const std::string newline = text.find("\r\n") != std::string_view::npos ? "\r\n" : "\n";
+  const auto colon = text.substr(command->key_end, command->value_begin - command->key_end);
+  const std::string lead = own_line ? newline + std::string(before_key) : std::string(" ");
+  replacements.push_back({command->value_end, command->value_end,
+                          "," + lead + "\"args\"" + std::string(colon)
+                            + json_array_like(launch.args, "[]")});
+  return replacements;
 }
 
 // One list of MCP servers in a config: where it is, and the object itself.
 struct ServerList {
   std::string label;
+  std::vector<std::string> path;
   ordered_json* servers;
 };
 
@@ -168,28 +208,30 @@ Result<std::vector<ServerList>, std::string> server_lists(ordered_json& root)
 {
   std::vector<ServerList> lists;
   std::string problem;
-  auto take = [&](ordered_json& parent, const std::string& key, const std::string& label) {
-    const auto found = parent.find(key);
+  auto take = [&](ordered_json& parent, const std::vector<std::string>& path,
+                  const std::string& label) {
+    const auto found = parent.find(path.back());
     if (found == parent.end()) {
       return;
     }
     if (found->is_object()) {
-      lists.push_back({label, &*found});
+      lists.push_back({label, path, &*found});
     } else if (problem.empty() && names_filesystem_server(found->dump())) {
       problem = "\"" + label + "\" names a filesystem server but is not an object";
     }
   };
-  take(root, "mcpServers", "mcpServers");
-  take(root, "servers", "servers");
+  take(root, {"mcpServers"}, "mcpServers");
+  take(root, {"servers"}, "servers");
   if (const auto mcp = root.find("mcp"); mcp != root.end() && mcp->is_object()) {
-    take(*mcp, "servers", "mcp.servers");
+    take(*mcp, {"mcp", "servers"}, "mcp.servers");
   }
   // Claude Code keeps the servers of its "local" scope per project.
   if (const auto projects = root.find("projects");
       projects != root.end() && projects->is_object()) {
     for (auto& [directory, project] : projects->items()) {
       if (project.is_object()) {
-        take(project, "mcpServers", "projects[" + ordered_json(directory).dump() + "].mcpServers");
+        take(project, {"projects", directory, "mcpServers"},
+             "projects[" + ordered_json(directory).dump() + "].mcpServers");
       }
     }
   }
@@ -259,13 +301,16 @@ Result<AdoptedConfig, std::string> adopt_json_config(std::string_view text,
                                                      const std::string& fsguard_path,
                                                      Rewrite rewrite)
 {
-  const std::string_view body = text.starts_with(k_bom) ? text.substr(k_bom.size()) : text;
-  ordered_json root = ordered_json::parse(body, nullptr, false);
+  // Comments and trailing commas are read, and kept: only the values that
+  // change are written, every other byte stays.
+  const auto spans = json_member_spans(text);
+  if (!spans) {
+    return "it is not valid JSON (" + spans.error() + ")";
+  }
+  const std::string_view plain = spans->plain;
+  const auto json = plain.starts_with(k_bom) ? plain.substr(k_bom.size()) : plain;
+  ordered_json root = ordered_json::parse(json, nullptr, false);
   if (root.is_discarded()) {
-    if (!ordered_json::parse(body, nullptr, false, true).is_discarded()) {
-      return std::string("it holds comments, which fsguard would lose in rewriting it; put "
-                         "fsguard in front of its filesystem servers by hand (docs/clients.md)");
-    }
     return std::string("it is not valid JSON");
   }
   if (!root.is_object()) {
@@ -276,13 +321,16 @@ Result<AdoptedConfig, std::string> adopt_json_config(std::string_view text,
     return lists.error();
   }
   AdoptedConfig adopted{std::string(text), {}, {}, lists->size()};
+  std::vector<std::pair<std::vector<std::string>, ServerLaunch>> changes;
   for (const auto& list : *lists) {
     for (auto& [name, entry] : list.servers->items()) {
       const std::string label = list.label + "." + name;
+      std::vector<std::string> path = list.path;
+      path.push_back(name);
       const auto launch = launch_of(entry);
       if (rewrite == Rewrite::undo) {
         if (const auto inner = launch ? unguarded_launch(*launch, fsguard_path) : std::nullopt) {
-          entry = with_launch(entry, *inner);
+          changes.emplace_back(path, *inner);
           adopted.adopted.push_back(label);
         }
         continue;
@@ -296,7 +344,7 @@ Result<AdoptedConfig, std::string> adopt_json_config(std::string_view text,
         if (const auto why = cannot_guard(*launch); !why.empty()) {
           return label + " starts a filesystem server, but " + why;
         }
-        entry = with_launch(entry, guarded_launch(*launch, fsguard_path));
+        changes.emplace_back(path, guarded_launch(*launch, fsguard_path));
         adopted.adopted.push_back(label);
         continue;
       }
@@ -308,8 +356,21 @@ Result<AdoptedConfig, std::string> adopt_json_config(std::string_view text,
       }
     }
   }
-  if (!adopted.adopted.empty()) {
-    adopted.text = dump_in_layout(root, layout_of(text));
+  if (changes.empty()) {
+    return adopted;
+  }
+  std::vector<Replacement> replacements;
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    auto entry = relaunch(text, spans->members, changes[i].first, changes[i].second);
+    if (!entry) {
+      return adopted.adopted[i] + ": " + entry.error();
+    }
+    replacements.insert(replacements.end(), entry->begin(), entry->end());
+  }
+  std::sort(replacements.begin(), replacements.end(),
+            [](const Replacement& a, const Replacement& b) { return a.begin > b.begin; });
+  for (const auto& replacement : replacements) {
+    adopted.text.replace(replacement.begin, replacement.end - replacement.begin, replacement.text);
   }
   return adopted;
 }

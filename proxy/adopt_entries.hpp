@@ -63,11 +63,12 @@ struct AdoptedConfig {
 };
 
 // Reads the JSON config `text` (Claude Code, Claude Desktop, Cursor, VS Code,
-// Gemini CLI) and puts each filesystem server in its lists of servers
-// (`mcpServers`, `servers`, `mcp.servers`, `projects.<dir>.mcpServers`)
-// behind the fsguard at `fsguard_path`, keeping the order of keys, the
-// indentation and the line ends. An error, saying why, when the text is not
-// JSON, holds comments, or names a filesystem server in an entry it cannot
+// Gemini CLI; comments and trailing commas allowed) and puts each filesystem
+// server in its lists of servers (`mcpServers`, `servers`, `mcp.servers`,
+// `projects.<dir>.mcpServers`) behind the fsguard at `fsguard_path`. Only
+// the values of command and args change (args laid out as before, or added
+// after command); every other byte stays. An error, saying why, when the
+// text is not JSON, or names a filesystem server in an entry it cannot
 // rewrite: no unguarded filesystem server is ever left beside a guarded one.
 // With Rewrite::undo, each entry that starts `fsguard_path` -- CMD gets CMD
 // back as its command, and nothing is refused but text that is not JSON.

@@ -251,7 +251,7 @@ test('--apply puts fsguard in front of every filesystem server, the client runs 
   assert.equal(fs.statSync(h.at('.claude.json')).mode & 0o777, 0o600);
 });
 
-test('a config with a filesystem server fsguard cannot rewrite is refused whole, saying why', (t) => {
+test('a config with a filesystem server fsguard cannot rewrite is refused unchanged, saying why', (t) => {
   const h = makeHome();
   t.after(h.cleanup);
   const file = h.at('two.json');
@@ -276,10 +276,42 @@ test('a config with a filesystem server fsguard cannot rewrite is refused whole,
   assert.match(shape.stdout, /other\.json: REFUSED: it holds no list of MCP servers in a shape fsguard knows/);
 
   const commented = h.at('.cursor/mcp.json');
-  fs.writeFileSync(commented, `// mine\n${h.original['.cursor/mcp.json']}`);
+  const cursor = h.original['.cursor/mcp.json'];
+  const fsArgs = cursor.lastIndexOf('"args": [') + '"args": ['.length; // the fs entry's, after github's
+  const withComment = `${cursor.slice(0, fsArgs)} // the server${cursor.slice(fsArgs)}`;
+  fs.writeFileSync(commented, withComment);
   const comments = adopt(h.home, h.project, ['--apply', commented]);
   assert.equal(comments.status, 1);
-  assert.match(comments.stdout, /mcp\.json: REFUSED: it holds comments, which fsguard would lose/);
+  assert.match(comments.stdout, /mcp\.json: REFUSED: mcpServers\.fs: its args hold comments, which rewriting them would lose/);
+  assert.equal(read(commented), withComment);
+});
+
+test("comments and trailing commas elsewhere in a config are kept (VS Code's settings.json)", (t) => {
+  const h = makeHome();
+  t.after(h.cleanup);
+  const settings = h.at('.config/Code/User/settings.json');
+  const text = [
+    '{',
+    '    // the editor',
+    '    "editor.fontSize": 13,',
+    '    "mcp": {',
+    '        "servers": {',
+    '            /* the project\'s files */',
+    `            "fs": { "command": ${JSON.stringify(SERVER[0])}, "args": ${JSON.stringify(h.serverArgs)} },`,
+    '        },',
+    '    },',
+    '}',
+    '',
+  ].join('\n');
+  fs.writeFileSync(settings, text);
+  const run = adopt(h.home, h.project, ['--apply', settings]);
+  assert.equal(run.status, 0, run.stdout + run.stderr);
+  const expected = text
+    .replace(`"command": ${JSON.stringify(SERVER[0])}`, `"command": ${JSON.stringify(FSGUARD)}`)
+    .replace(`"args": ${JSON.stringify(h.serverArgs)}`, `"args": ${JSON.stringify(['--', SERVER[0], ...h.serverArgs])}`);
+  assert.equal(read(settings), expected);
+  assert.equal(adopt(h.home, h.project, ['--undo', settings]).status, 0);
+  assert.equal(read(settings), text);
 });
 
 test('--undo of a config the client rewrote since puts the entries back in it', (t) => {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "proxy/adopt_entries.hpp"
+#include "proxy/adopt_json_spans.hpp"
 #include "proxy/adopt_places.hpp"
 
 using namespace fsguard;
@@ -135,29 +136,42 @@ TEST_SUITE("adopt_entries")
     CHECK(twice->text == once->text);
   }
 
-  TEST_CASE("every filesystem server of every list is adopted, others are left as they are")
+  TEST_CASE("every filesystem server of every list is adopted, every other byte left as it is")
   {
     const std::string text =
-      "{\n\t\"numStartups\": 3,\n\t\"mcpServers\": {\n"
+      "{\n\t\"numStartups\": 3, \"cost\": 1.0e-5,\n\t\"mcpServers\": {\n"
       "\t\t\"github\": {\"command\": \"npx\", \"args\": [\"@modelcontextprotocol/server-github\"]},\n"
       "\t\t\"dc\": {\"command\": \"npx\", \"args\": [\"@wonderwhy-er/desktop-commander\"]}\n\t},\n"
-      "\t\"projects\": {\"/home/me/p\": {\"mcpServers\": {\"files\": "
-      "{\"type\": \"stdio\", \"command\": \"mcp-server-filesystem\", \"env\": {\"A\": \"1\"}}}}}\n}\n";
+      "\t\"projects\": {\"/home/me/p\": {\"mcpServers\": {\"files\": {\n"
+      "\t\t\"type\": \"stdio\",\n\t\t\"command\": \"mcp-server-filesystem\",\n"
+      "\t\t\"env\": {\"A\": \"1\"}}}}}\n}\n";
     const auto adopted = adopt_json_config(text, k_fsguard);
     REQUIRE(adopted);
     CHECK(adopted->adopted
           == std::vector<std::string>{"mcpServers.dc", "projects[\"/home/me/p\"].mcpServers.files"});
     CHECK(adopted->server_lists == 2);
-    // Tabs, the final newline, the key order; args placed right after command.
-    CHECK(adopted->text.starts_with("{\n\t\"numStartups\": 3,\n\t\"mcpServers\": {\n\t\t\"github\": {\n"));
-    CHECK(adopted->text.ends_with("}\n"));
-    const auto files = adopted->text.find("\"files\"");
-    CHECK(adopted->text.find(R"("type": "stdio",)", files)
-          < adopted->text.find(R"("command": "/opt/fsguard/bin/fsguard",)", files));
-    CHECK(adopted->text.find("\"args\": [\n\t\t\t\t\t\t\"--\",\n\t\t\t\t\t\t\"mcp-server-filesystem\"\n")
-          != std::string::npos);
-    CHECK(adopted->text.find(R"("env": {)") > adopted->text.find(R"("args": [)"));
-    CHECK(adopted->text.find("server-github") != std::string::npos);
+    // A one-line array stays on one line; a missing args goes right after
+    // command, on a line of its own as command is.
+    CHECK(adopted->text
+          == "{\n\t\"numStartups\": 3, \"cost\": 1.0e-5,\n\t\"mcpServers\": {\n"
+             "\t\t\"github\": {\"command\": \"npx\", \"args\": [\"@modelcontextprotocol/server-github\"]},\n"
+             "\t\t\"dc\": {\"command\": \"/opt/fsguard/bin/fsguard\", "
+             "\"args\": [\"--\", \"npx\", \"@wonderwhy-er/desktop-commander\"]}\n\t},\n"
+             "\t\"projects\": {\"/home/me/p\": {\"mcpServers\": {\"files\": {\n"
+             "\t\t\"type\": \"stdio\",\n\t\t\"command\": \"/opt/fsguard/bin/fsguard\",\n"
+             "\t\t\"args\": [\"--\", \"mcp-server-filesystem\"],\n"
+             "\t\t\"env\": {\"A\": \"1\"}}}}}\n}\n");
+  }
+
+  TEST_CASE("comments, trailing commas and a compact layout are kept around the rewrite")
+  {
+    const std::string text = "// Cursor's servers\n{\"mcpServers\": {\"fs\": {\"command\": \"npx\","
+                             " /* pinned */ \"args\":[\"mcp-server-filesystem\",\"/p\"],},},}\n";
+    const auto adopted = adopt_json_config(text, k_fsguard);
+    REQUIRE(adopted);
+    CHECK(adopted->text == "// Cursor's servers\n{\"mcpServers\": {\"fs\": {\"command\": "
+                           "\"/opt/fsguard/bin/fsguard\", /* pinned */ "
+                           "\"args\":[\"--\",\"npx\",\"mcp-server-filesystem\",\"/p\"],},},}\n");
   }
 
   TEST_CASE("VS Code's servers and mcp.servers are lists of servers too")
@@ -183,7 +197,9 @@ TEST_SUITE("adopt_entries")
       REQUIRE_FALSE(adopted);
       return adopted.error();
     };
-    CHECK(refusal("{\n  // mine\n  \"mcpServers\": {}\n}").find("comments") != std::string::npos);
+    CHECK(refusal("{\"mcpServers\": {\"a\": {\"command\": \"npx\", \"args\": [\n"
+                  "  // the server\n  \"mcp-server-filesystem\"\n]}}}")
+            .find("mcpServers.a: its args hold comments") == 0);
     CHECK(refusal("{\"mcpServers\": ").find("not valid JSON") != std::string::npos);
     CHECK(refusal("[1]").find("not a JSON object") != std::string::npos);
     // A second filesystem server it cannot rewrite: nothing is rewritten.
@@ -220,6 +236,29 @@ TEST_SUITE("adopt_entries")
     CHECK(adopted->text.ends_with("\r\n}\r\n"));
     CHECK(adopted->text.find("\n\n") == std::string::npos);
     CHECK(adopted->text.find("\r\r") == std::string::npos);
+  }
+}
+
+TEST_SUITE("adopt_json_spans")
+{
+  TEST_CASE("each member outside arrays is found with its key path and value; comments are blanked")
+  {
+    const std::string text = "{\"a\": {\"b\": [ {\"c\": 1} ], /* x */ \"d\\u0021\": \"e\",},}";
+    const auto spans = json_member_spans(text);
+    REQUIRE(spans);
+    REQUIRE(spans->members.size() == 3);
+    auto value = [&](std::size_t i) {
+      const auto& member = spans->members[i];
+      return text.substr(member.value_begin, member.value_end - member.value_begin);
+    };
+    CHECK(spans->members[0].path == std::vector<std::string>{"a"});
+    CHECK(spans->members[1].path == std::vector<std::string>{"a", "b"});
+    CHECK(value(1) == "[ {\"c\": 1} ]");
+    CHECK(spans->members[2].path == std::vector<std::string>{"a", "d!"});
+    CHECK(value(2) == "\"e\"");
+    CHECK(spans->plain == "{\"a\": {\"b\": [ {\"c\": 1} ],         \"d\\u0021\": \"e\" } }");
+    CHECK_FALSE(json_member_spans("{\"a\": [1, 2}"));
+    CHECK_FALSE(json_member_spans(std::string(600, '[') + std::string(600, ']')));
   }
 }
 
