@@ -16,7 +16,12 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const modules = path.join(repo, 'scripts', 'demo', 'node_modules');
+// The demo's npm packages, or the test suite's (the same pinned versions),
+// where only those are installed (its test, tests/integration/demo.test.mjs).
+const modules = [path.join(repo, 'scripts', 'demo', 'node_modules'),
+  path.join(repo, 'tests', 'integration', 'node_modules')]
+  .find((dir) => fs.existsSync(path.join(dir, '@modelcontextprotocol', 'server-filesystem')))
+  ?? path.join(repo, 'scripts', 'demo', 'node_modules');
 const sdkDir = path.join(modules, '@modelcontextprotocol', 'sdk', 'dist', 'esm');
 const serverJs = path.join(modules, '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 const fsguard = process.env.FSGUARD_BIN
@@ -57,16 +62,28 @@ function labelled(label, text, colour = (s) => s) {
   });
 }
 
+/**
+ * `text` cut into lines of at most `width` columns at spaces. The lines of a
+ * fenced block (a diff) are kept whole, and a line's leading spaces are
+ * kept, so a diff's context lines (" - milk") keep their column.
+ */
 function wrap(text, width) {
   const result = [];
+  let fenced = false;
   for (const para of text.split('\n')) {
-    let line = '';
-    for (const word of para.split(' ')) {
-      if (line && line.length + 1 + word.length > width) {
+    if (para.startsWith('```')) fenced = !fenced;
+    if (fenced || para.startsWith('```')) {
+      result.push(para);
+      continue;
+    }
+    const indent = para.match(/^ */)[0];
+    let line = indent;
+    for (const word of para.slice(indent.length).split(' ')) {
+      if (line.trim() && line.length + 1 + word.length > width) {
         result.push(line);
-        line = word;
+        line = indent + word;
       } else {
-        line = line ? `${line} ${word}` : word;
+        line = line.trim() ? `${line} ${word}` : line + word;
       }
     }
     result.push(line);
@@ -237,6 +254,10 @@ async function main() {
     // 4. a person edits the file
     begin('A person edits notes.txt in their editor (outside the agent\'s session).');
     const person = `${agentV1}- bread (added by Sam)\n`;
+    // A person takes a moment: the file's modification time, which the
+    // kernel takes from a clock a few milliseconds coarse, then lies after
+    // the agent's write, so the veto can say when the file changed.
+    await new Promise((resolve) => setTimeout(resolve, 100));
     fs.writeFileSync(notes, person);
     labelled('person', `saves notes.txt with a new line: ${quote('- bread (added by Sam)')}`);
     labelled('disk', 'notes.txt now holds:');
@@ -291,6 +312,12 @@ async function main() {
     out('the outside change was applied to the current content. The vetoes reach the');
     out('agent as tool errors it can act on, with a machine-readable code in');
     out('_meta["fsguard/veto"].');
+    out();
+    out(bold('Next: put fsguard in front of your own agent\'s filesystem server.'));
+    out('Install it (README.md, "Installing"), then start it from your MCP client in place of');
+    out('the server, with the server\'s command after it; for Claude Code:');
+    out(`   claude mcp add --scope project fs -- fsguard npx -y @modelcontextprotocol/server-filesystem ${dim('/path/to/your/project')}`);
+    out('Claude Desktop, Cursor, VS Code, Codex and Gemini CLI are in docs/clients.md.');
     return 0;
   } catch (err) {
     out();

@@ -15,8 +15,10 @@
 #
 # Environment:
 #   FSGUARD_JOBS   parallel build jobs (default 2)
-#   FSGUARD_PGO    0: no profile-guided build; retrain: train its profiles again
-#                  (and build build/ again from clean)
+#   FSGUARD_PGO    1: a profile-guided build (the default for --for test; run
+#                  and demo only use the profiles of an earlier training);
+#                  0: none; retrain: train its profiles again (and build
+#                  build/ again from clean)
 #
 # Step lines and tool output go to stderr; stdout stays empty.
 set -euo pipefail
@@ -178,12 +180,15 @@ fi
 # wrote (CMakeLists.txt). Trained once: later runs keep the profiles, and
 # what changed since builds as without them (FSGUARD_PGO=retrain trains
 # again). It needs node and server-filesystem (--for test or demo); without
-# them, or with FSGUARD_PGO=0, build/ is an ordinary build.
+# them, or with FSGUARD_PGO=0, build/ is an ordinary build. --for run and
+# --for demo do not train unless FSGUARD_PGO asks: the training builds
+# fsguard a second time, which the tour does not need.
 profile_dir="$PWD/build-pgo/profile"
 # Written last, once the training is done: a directory without it (a
 # training cut short) is not used.
 profile_stamp="$profile_dir/trained"
-case "${FSGUARD_PGO:-1}" in
+case "${FSGUARD_PGO:-}" in
+  "") if [[ "$purpose" == test ]]; then pgo=on; else pgo=earlier; fi ;;
   1 | on | yes | true) pgo=on ;;
   0 | off | no | false) pgo=off ;;
   retrain) pgo=retrain ;;
@@ -204,9 +209,12 @@ train_profile() {
 profile_use=""
 if [[ "$pgo" == off ]]; then
   step "profile-guided build: off (FSGUARD_PGO=$FSGUARD_PGO)"
-elif [[ "$pgo" == on && -f "$profile_stamp" ]]; then
+elif [[ "$pgo" != retrain && -f "$profile_stamp" ]]; then
   step "profile-guided build: profiles of an earlier training (FSGUARD_PGO=retrain trains again)"
   profile_use="$profile_dir"
+elif [[ "$pgo" == earlier ]]; then
+  step "profile-guided build: not for --for $purpose (FSGUARD_PGO=1 trains it; it builds" \
+    "fsguard twice)"
 elif ((!needs_node)); then
   step "profile-guided build: skipped (its training needs node: scripts/setup.sh --for test or demo)"
 elif train_profile; then
