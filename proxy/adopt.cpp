@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "proxy/adopt_entries.hpp"
@@ -185,38 +186,48 @@ void say(const std::string& line)
   std::fputs((line + "\n").c_str(), stdout);
 }
 
-void adopt_one(const std::string& path, bool given, bool apply, const std::string& fsguard_path,
-               Tally& tally)
+// A config to rewrite: where it is, what it holds, what it will hold.
+struct PlannedChange {
+  std::string path;
+  std::string real;
+  FileText file;
+  std::string text;
+};
+
+// Reads the config at `path`, reports what adopting it changes (a diff) or
+// why it is refused, and returns the change, if there is one to make.
+std::optional<PlannedChange> plan_one(const std::string& path, bool given,
+                                      const std::string& fsguard_path, Tally& tally)
 {
   const std::string real = real_path(path);
-  const auto file = read_file(real);
+  auto file = read_file(real);
   if (!file) {
     if (!given && (file.error().number == ENOENT || file.error().number == ENOTDIR)) {
-      return;
+      return std::nullopt;
     }
     say(path + ": cannot read it: " + file.error().reason);
     ++tally.refused;
-    return;
+    return std::nullopt;
   }
   ++tally.found;
   const auto adopted = adopt_config(path, file->text, fsguard_path);
   if (!adopted) {
     say(path + ": REFUSED: " + adopted.error());
     ++tally.refused;
-    return;
+    return std::nullopt;
   }
   if (given && adopted->server_lists == 0) {
     say(path + ": REFUSED: it holds no list of MCP servers in a shape fsguard knows (JSON: "
                "mcpServers, servers, mcp.servers or projects.<dir>.mcpServers; TOML: "
                "[mcp_servers.NAME] tables)");
     ++tally.refused;
-    return;
+    return std::nullopt;
   }
   if (adopted->adopted.empty()) {
     say(path + (adopted->guarded.empty() ? std::string(": no filesystem server")
                                          : ": every filesystem server starts fsguard already ("
                                              + joined(adopted->guarded) + ")"));
-    return;
+    return std::nullopt;
   }
   // The rewrite must leave nothing to adopt: else fsguard would leave a
   // filesystem server unguarded beside the others.
@@ -225,7 +236,7 @@ void adopt_one(const std::string& path, bool given, bool apply, const std::strin
     say(path + ": REFUSED: fsguard could not rewrite it so that every filesystem server starts "
                "fsguard; put fsguard in front of them by hand (docs/clients.md)");
     ++tally.refused;
-    return;
+    return std::nullopt;
   }
   const auto count = adopted->adopted.size();
   say(path + ": " + std::to_string(count)
@@ -234,30 +245,53 @@ void adopt_one(const std::string& path, bool given, bool apply, const std::strin
   std::fputs(diff_texts(file->text, adopted->text, path, path + " (with fsguard)", k_whole_diff)
                .text.c_str(),
              stdout);
-  if (!apply) {
-    ++tally.pending;
-    return;
-  }
   const std::string backup = real + std::string(k_backup_suffix);
   if (::access(backup.c_str(), F_OK) == 0) {
     say(path + ": REFUSED: " + backup + " is there from an earlier fsguard adopt; run fsguard "
                "adopt --undo first, or remove it");
     ++tally.refused;
-    return;
+    return std::nullopt;
   }
-  if (auto error = write_new_file(backup, file->text, file->mode); !error.empty()) {
-    say(path + ": not changed: " + error);
-    ++tally.refused;
-    return;
+  ++tally.pending;
+  return PlannedChange{path, real, std::move(file).value(), adopted->text};
+}
+
+// Writes every change, each with its backup; if one cannot be written, the
+// ones written before it are put back, so that all are made or none.
+void apply_all(const std::vector<PlannedChange>& changes, Tally& tally)
+{
+  std::vector<const PlannedChange*> written;
+  std::string failure;
+  for (const auto& change : changes) {
+    const std::string backup = change.real + std::string(k_backup_suffix);
+    failure = write_new_file(backup, change.file.text, change.file.mode);
+    if (failure.empty()) {
+      failure = replace_file(change.real, change.text, change.file.mode);
+      if (!failure.empty()) {
+        ::unlink(backup.c_str());
+      }
+    }
+    if (!failure.empty()) {
+      say(change.path + ": not changed: " + failure);
+      ++tally.refused;
+      break;
+    }
+    written.push_back(&change);
   }
-  if (auto error = replace_file(real, adopted->text, file->mode); !error.empty()) {
-    ::unlink(backup.c_str());
-    say(path + ": not changed: " + error);
-    ++tally.refused;
-    return;
+  for (const auto* change : written) {
+    const std::string backup = change->real + std::string(k_backup_suffix);
+    if (!failure.empty()) {
+      if (replace_file(change->real, change->file.text, change->file.mode).empty()) {
+        ::unlink(backup.c_str());
+        say(change->path + ": put back as it was");
+      } else {
+        say(change->path + ": adopted, and could not be put back; the original is in " + backup);
+      }
+      continue;
+    }
+    say(change->path + ": adopted; the original is in " + backup);
+    ++tally.changed;
   }
-  say(path + ": adopted; the original is in " + backup);
-  ++tally.changed;
 }
 
 void undo_one(const std::string& path, bool given, const std::string& fsguard_path, Tally& tally)
@@ -328,6 +362,7 @@ int run_adopt(const AdoptRequest& request, Log& log)
   const bool given = !request.files.empty();
   Tally tally;
   std::vector<std::string> seen;
+  std::vector<PlannedChange> changes;
   for (const auto& path : configs_to_look_at(request)) {
     const std::string real = real_path(path);
     if (std::find(seen.begin(), seen.end(), real) != seen.end()) {
@@ -336,16 +371,28 @@ int run_adopt(const AdoptRequest& request, Log& log)
     seen.push_back(real);
     if (request.action == AdoptAction::undo) {
       undo_one(path, given, fsguard_path, tally);
-    } else {
-      adopt_one(path, given, request.action == AdoptAction::apply, fsguard_path, tally);
+    } else if (auto change = plan_one(path, given, fsguard_path, tally)) {
+      changes.push_back(std::move(*change));
     }
+  }
+  // A client reads several of these configs (Claude Code its user, project
+  // and local servers): adopting some while another is refused could leave
+  // it an unguarded filesystem server beside the guarded ones.
+  const int refused_before = tally.refused;
+  const bool apply = request.action == AdoptAction::apply && refused_before == 0;
+  if (apply) {
+    apply_all(changes, tally);
   }
   if (tally.found == 0 && tally.refused == 0) {
     say(request.action == AdoptAction::undo
           ? "fsguard adopt --undo found no config with a backup (FILE.fsguard-backup) to restore"
           : "fsguard adopt found no MCP client config here or in your home directory (see "
             "man fsguard for where it looks)");
-  } else if (tally.pending > 0) {
+  } else if (tally.pending > 0 && refused_before > 0) {
+    say("Nothing was changed: fsguard adopt changes no config while another is refused, as a "
+        "client that reads both would keep an unguarded filesystem server. Fix the refused "
+        "configs, or name the ones to adopt: fsguard adopt --apply FILE...");
+  } else if (tally.pending > 0 && !apply) {
     say("Nothing was changed. To make these changes, run: fsguard adopt --apply"
         + (given ? " " + joined(request.files) : std::string()));
     say("The original of each file is kept beside it as FILE.fsguard-backup; fsguard adopt "

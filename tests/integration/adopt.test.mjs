@@ -286,6 +286,31 @@ test('a config with a filesystem server fsguard cannot rewrite is refused unchan
   assert.equal(read(commented), withComment);
 });
 
+test('while one config is refused, --apply changes none, so no client keeps an unguarded server', (t) => {
+  const h = makeHome();
+  t.after(h.cleanup);
+  // Claude Code reads this beside ~/.claude.json: adopting only the other
+  // would leave it one guarded and one unguarded filesystem server.
+  const project = h.at('project/.mcp.json');
+  const refused = claudeStyle({
+    mcpServers: { files: { command: `npx -y @modelcontextprotocol/server-filesystem ${h.project}` } },
+  });
+  fs.writeFileSync(project, refused);
+  const run = adopt(h.home, h.project, ['--apply']);
+  assert.equal(run.status, 1, run.stdout);
+  assert.match(run.stdout, /\.mcp\.json: REFUSED: mcpServers\.files starts a filesystem server/);
+  assert.match(run.stdout, /^Nothing was changed: fsguard adopt changes no config while another is refused/m);
+  for (const relative of Object.keys(h.original)) {
+    const expected = relative === 'project/.mcp.json' ? refused : h.original[relative];
+    assert.equal(read(h.at(relative)), expected, `${relative} is unchanged`);
+    assert.equal(fs.existsSync(`${h.at(relative)}.fsguard-backup`), false);
+  }
+  // Named on its own, a config is adopted.
+  const named = adopt(h.home, h.project, ['--apply', h.at('.claude.json')]);
+  assert.equal(named.status, 0, named.stdout);
+  assert.match(named.stdout, /\.claude\.json: adopted/);
+});
+
 test("comments and trailing commas elsewhere in a config are kept (VS Code's settings.json)", (t) => {
   const h = makeHome();
   t.after(h.cleanup);
