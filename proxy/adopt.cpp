@@ -152,13 +152,14 @@ std::string environment_or(const char* name, const std::string& fallback)
 std::vector<std::string> configs_to_look_at(const AdoptRequest& request)
 {
   std::vector<std::string> paths;
+  std::error_code error;
   if (!request.files.empty()) {
     for (const auto& file : request.files) {
-      paths.push_back(fs::absolute(file).lexically_normal().string());
+      const auto absolute = fs::absolute(file, error);
+      paths.push_back(error ? file : absolute.lexically_normal().string());
     }
     return paths;
   }
-  std::error_code error;
   const std::string home = environment_or("HOME", "");
   const AdoptPlaces places{home, fs::current_path(error).string(),
                            environment_or("XDG_CONFIG_HOME", home.empty() ? "" : home + "/.config"),
