@@ -167,6 +167,26 @@ TEST_SUITE("options")
     CHECK_FALSE(parse_options({"--print-profile"}).ok());
   }
 
+  TEST_CASE("adopt as the first argument is fsguard's own command, not an upstream")
+  {
+    const auto shown = parse_options({"adopt"});
+    REQUIRE(shown);
+    REQUIRE(shown->adopt);
+    CHECK(shown->adopt->action == AdoptAction::show);
+    CHECK(shown->upstream.empty());
+    const auto applied = parse_options({"adopt", "a.json", "--apply", "--", "--odd.json"});
+    REQUIRE(applied);
+    CHECK(applied->adopt->action == AdoptAction::apply);
+    CHECK(applied->adopt->files == std::vector<std::string>{"a.json", "--odd.json"});
+    CHECK(parse_options({"adopt", "--undo"})->adopt->action == AdoptAction::undo);
+    CHECK(parse_options({"adopt", "--help"})->help);
+    CHECK_FALSE(parse_options({"adopt", "--apply", "--undo"}));
+    CHECK_FALSE(parse_options({"adopt", "--mode", "warn"}));
+    // Anywhere else it is the upstream's.
+    CHECK(parse_options({"--", "adopt"})->upstream == std::vector<std::string>{"adopt"});
+    CHECK_FALSE(parse_options({"--mode", "warn", "adopt"})->adopt);
+  }
+
   TEST_CASE("--print-profile names a built-in profile, printed with its guarded and unguarded tools")
   {
     CHECK(*parse_options({"--print-profile", "desktop-commander"})->print_profile == "desktop-commander");
