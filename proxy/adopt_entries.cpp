@@ -92,7 +92,7 @@ Result<ServerLaunch, std::string> launch_of(const ordered_json& entry)
 
 std::string json_string(const std::string& value)
 {
-  return ordered_json(value).dump();
+  return ordered_json(value).dump(-1, ' ', false, ordered_json::error_handler_t::replace);
 }
 
 // Whether the JSON `fragment` holds a comment outside its strings.

@@ -17,13 +17,13 @@
 //  - Claude Code: `claude mcp add fs -- CMD ARGS` (the default, local scope)
 //    adds projects[<cwd>].mcpServers.fs = {type: "stdio", command, args, env: {}}
 //    to ~/.claude.json; `--scope user` adds the same under the top-level
-//    mcpServers; `--scope project` writes .mcp.json in the project. It writes
-//    both files as JSON.stringify(value, null, 2), with no final newline.
+//    mcpServers; `--scope project` writes .mcp.json in the project. Both are
+//    written as JSON.stringify(value, null, 2).
 //  - Codex: `codex mcp add --env K=V fs -- CMD ARGS` writes, through toml_edit and
 //    keeping the rest of ~/.codex/config.toml, a [mcp_servers.fs] table with
 //    command and args (one line) and a [mcp_servers.fs.env] table.
 //  - Gemini CLI: `gemini mcp add -s user fs CMD ARGS` sets mcpServers.fs =
-//    {command, args} in ~/.gemini/settings.json, JSON.stringify(value, null, 2).
+//    {command, args} in ~/.gemini/settings.json, indented by two spaces.
 // Claude Desktop, Cursor and VS Code have no such command: their files have the
 // shapes of configs/, with the server where fsguard is.
 //
