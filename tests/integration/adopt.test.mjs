@@ -36,7 +36,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  FSGUARD_BIN, SERVER_FS_SCRIPT, callTool, connect, makeWorkspace, vetoCode,
+  FSGUARD_BIN, SERVER_FS_SCRIPT, TESTS_DIR, callTool, connect, makeWorkspace, vetoCode,
 } from './lib/harness.mjs';
 
 const FSGUARD = path.resolve(FSGUARD_BIN);
@@ -368,6 +368,25 @@ test('--undo of a config the client rewrote since puts the entries back in it', 
   assert.equal(blocked.status, 1, blocked.stdout);
   assert.match(blocked.stdout, /fsguard-backup is there from an earlier fsguard adopt/);
   assert.equal(read(gemini), h.original['.gemini/settings.json']);
+});
+
+test("the configs fsguard ships (configs/) start fsguard already, so adopt leaves them", (t) => {
+  const h = makeHome();
+  t.after(h.cleanup);
+  const shipped = path.resolve(TESTS_DIR, '..', '..', 'configs');
+  const names = ['claude-code.mcp.json', 'claude_desktop_config.json', 'cursor.mcp.json',
+    'vscode.mcp.json', 'codex.config.toml'];
+  const copies = names.map((name) => {
+    const copy = path.join(h.home, name);
+    fs.copyFileSync(path.join(shipped, name), copy);
+    return copy;
+  });
+  const run = adopt(h.home, h.project, ['--apply', ...copies]);
+  assert.equal(run.status, 0, run.stdout + run.stderr);
+  for (const [index, copy] of copies.entries()) {
+    assert.match(run.stdout, new RegExp(`${names[index].replace(/\./g, '\\.')}: every filesystem server starts fsguard already`));
+    assert.equal(read(copy), read(path.join(shipped, names[index])));
+  }
 });
 
 test('fsguard adopt takes only --apply, --undo and files, and not both', () => {
