@@ -246,6 +246,9 @@ std::optional<PlannedChange> plan_one(const std::string& path, bool given,
   std::fputs(diff_texts(file->text, adopted->text, path, path + " (with fsguard)", k_whole_diff)
                .text.c_str(),
              stdout);
+  for (const auto& note : adopted->notes) {
+    say(path + ": note: " + note);
+  }
   const std::string backup = real + std::string(k_backup_suffix);
   if (::access(backup.c_str(), F_OK) == 0) {
     say(path + ": REFUSED: " + backup + " is there from an earlier fsguard adopt; run fsguard "

@@ -285,6 +285,18 @@ std::optional<ServerLaunch> unguarded_launch(const ServerLaunch& launch,
   return ServerLaunch{launch.args[1], {launch.args.begin() + 2, launch.args.end()}};
 }
 
+std::string launch_note(const ServerLaunch& launch)
+{
+  const auto program = base_name(launch.command);
+  if (program != "docker" && program != "podman" && program != "nerdctl") {
+    return "";
+  }
+  return "runs the server in a container: where the container sees your files under other "
+         "paths, fsguard refuses their writes until its config's path_map maps them "
+         "(docs/clients.md#servers-in-containers); fsguard --check-setup with the entry's new "
+         "args tells";
+}
+
 std::string cannot_guard(const ServerLaunch& launch)
 {
   if (launch.command.empty()) {
@@ -346,6 +358,9 @@ Result<AdoptedConfig, std::string> adopt_json_config(std::string_view text,
         }
         changes.emplace_back(path, guarded_launch(*launch, fsguard_path));
         adopted.adopted.push_back(label);
+        if (const auto note = launch_note(*launch); !note.empty()) {
+          adopted.notes.push_back(label + " " + note);
+        }
         continue;
       }
       // Not rewritten: it must not start a filesystem server some other way.

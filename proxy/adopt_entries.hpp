@@ -42,6 +42,10 @@ ServerLaunch guarded_launch(const ServerLaunch& launch, const std::string& fsgua
 std::optional<ServerLaunch> unguarded_launch(const ServerLaunch& launch,
                                              std::string_view fsguard_path);
 
+// What a person adopting `launch` should know, if anything: a server run
+// in a container may see the files under other paths ("" when nothing).
+std::string launch_note(const ServerLaunch& launch);
+
 // Why fsguard cannot be put in front of `launch` as it is written ("" when
 // it can): a command that holds a whole command line, which the client
 // itself would have to split.
@@ -56,10 +60,11 @@ enum class Rewrite {
 // A client config with every filesystem server behind fsguard (or, undone,
 // with every entry that adopt made back as it was).
 struct AdoptedConfig {
-  std::string text;                  // the config to write (the same text if nothing changes)
-  std::vector<std::string> adopted;  // each entry rewritten, e.g. "mcpServers.fs"
-  std::vector<std::string> guarded;  // entries that started fsguard already
-  std::size_t server_lists = 0;      // how many lists of MCP servers the config holds
+  std::string text;                    // the config to write (the same if nothing changes)
+  std::vector<std::string> adopted;    // each entry rewritten, e.g. "mcpServers.fs"
+  std::vector<std::string> guarded;    // entries that started fsguard already
+  std::size_t server_lists = 0;        // how many lists of MCP servers the config holds
+  std::vector<std::string> notes = {}; // on rewritten entries, each starting with its place
 };
 
 // Reads the JSON config `text` (Claude Code, Claude Desktop, Cursor, VS Code,

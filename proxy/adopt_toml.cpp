@@ -561,6 +561,9 @@ Result<AdoptedConfig, std::string> adopt_toml_config(std::string_view text,
                                 + toml_array(guarded.args) + (ended ? std::string(line_end) : "")});
     }
     adopted.adopted.push_back(label);
+    if (const auto note = launch_note(launch); !note.empty()) {
+      adopted.notes.push_back(label + " " + note);
+    }
   }
 
   // No other value among the servers may name a filesystem server.

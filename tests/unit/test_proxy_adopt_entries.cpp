@@ -95,6 +95,20 @@ TEST_SUITE("adopt_entries")
     CHECK(untouched->text == k_claude_project);
   }
 
+  TEST_CASE("a server in a container gets a note on path_map, others none")
+  {
+    const auto adopted = adopt_json_config(
+      R"({"mcpServers": {"d": {"command": "docker", "args": ["run", "-i", "mcp/filesystem", "/p"]},
+                         "n": {"command": "npx", "args": ["mcp-server-filesystem", "/p"]}}})",
+      k_fsguard);
+    REQUIRE(adopted);
+    REQUIRE(adopted->notes.size() == 1);
+    CHECK(adopted->notes[0].starts_with("mcpServers.d runs the server in a container"));
+    CHECK(adopted->notes[0].find("path_map") != std::string::npos);
+    CHECK(launch_note({"/usr/bin/podman", {"run", "mcp/filesystem"}}) != "");
+    CHECK(launch_note({"npx", {"@wonderwhy-er/desktop-commander"}}) == "");
+  }
+
   TEST_CASE("a whole command line in the command string cannot be guarded as it is")
   {
     CHECK(cannot_guard({"npx -y @modelcontextprotocol/server-filesystem /p", {}}).find("split it")
