@@ -1,9 +1,14 @@
 #include "proxy/config.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -82,6 +87,101 @@ Result<std::string, BadValue> kept_file_path(const nlohmann::json& value, const 
   return absolute.lexically_normal().string();
 }
 
+// Where in `text` the JSON parser gave up, and why, as "line L, column C:
+// <the parser's reason>": the last byte it read (the end of the token it
+// could not take), counted from 1 as editors do.
+std::string describe_json_error(std::string_view text)
+{
+  struct FirstError : nlohmann::json_sax<nlohmann::json> {
+    std::size_t bytes_read = 0;
+    std::string reason;
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t position, const std::string&,
+                     const nlohmann::detail::exception& error) override
+    {
+      bytes_read = position;
+      reason = error.what();
+      return false;
+    }
+  } first_error;
+  nlohmann::json::sax_parse(text, &first_error, nlohmann::json::input_format_t::json,
+                            /*strict=*/true, /*ignore_comments=*/true);
+  const std::size_t at = std::min(first_error.bytes_read == 0 ? 0 : first_error.bytes_read - 1,
+                                  text.size());
+  const std::string_view before = text.substr(0, at);
+  const std::size_t line = 1 + static_cast<std::size_t>(std::ranges::count(before, '\n'));
+  const std::size_t line_start = before.rfind('\n') == std::string_view::npos
+                                   ? 0 : before.rfind('\n') + 1;
+  // nlohmann's text: "[json.exception.parse_error.101] parse error at line 1, column 2: why".
+  std::string reason = first_error.reason;
+  if (const auto colon = reason.find(": "); colon != std::string::npos) {
+    reason.erase(0, colon + 2);
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(at - line_start + 1)
+         + (reason.empty() ? "" : ": " + reason);
+}
+
+// The keys parse_config() takes, for the suggestion after an unknown one.
+constexpr std::array k_config_keys = {
+  "$schema", "audit_log", "call_timeout_s", "client_result_limits", "confine_to",
+  "diff_max_bytes", "diff_max_lines", "kept_text_file_bytes", "kept_text_total_bytes",
+  "log_level", "max_line_bytes", "mode", "override", "override_timeout_s",
+  "partial_read_allows_write", "path_map", "profile", "read_ttl_s", "shared_ledger",
+  "stale_edit", "stale_write", "state_file", "tools", "verify",
+};
+
+// The edits (insert, delete, replace, swap two neighbours) from `a` to `b`.
+std::size_t edit_distance(std::string_view a, std::string_view b)
+{
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t replace = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + replace});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The text of the file at `path`, or why it cannot be read.
+Result<std::string, BadValue> read_config_text(const std::string& path)
+{
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) {
+    return BadValue{"it is a directory; give the path of a JSON file"};
+  }
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                            &std::fclose);
+  if (!file) {
+    return BadValue{std::strerror(errno)};
+  }
+  std::string text;
+  std::array<char, 65536> buffer;
+  while (const std::size_t got = std::fread(buffer.data(), 1, buffer.size(), file.get())) {
+    text.append(buffer.data(), got);
+  }
+  if (std::ferror(file.get())) {
+    return BadValue{std::strerror(errno)};
+  }
+  return text;
+}
+
 nlohmann::ordered_json path_map_json(const PathMap& map)
 {
   nlohmann::ordered_json described = nlohmann::ordered_json::object();
@@ -93,12 +193,29 @@ nlohmann::ordered_json path_map_json(const PathMap& map)
 
 } // namespace
 
+std::optional<std::string_view> nearest_config_key(std::string_view key)
+{
+  std::string lower(key);
+  std::ranges::transform(lower, lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::optional<std::string_view> nearest;
+  // A typo changes a few characters, a longer key a few more.
+  std::size_t nearest_distance = std::max<std::size_t>(2, key.size() / 3) + 1;
+  for (const std::string_view known : k_config_keys) {
+    const std::size_t distance = edit_distance(lower, known);
+    if (distance < nearest_distance) {
+      nearest = known;
+      nearest_distance = distance;
+    }
+  }
+  return nearest;
+}
+
 Result<Config, std::string> parse_config(std::string_view text, std::string_view origin)
 {
   const std::string where(origin);
   const auto document = nlohmann::json::parse(text, nullptr, false, /*ignore_comments=*/true);
   if (document.is_discarded()) {
-    return where + ": not valid JSON";
+    return where + ": not valid JSON at " + describe_json_error(text);
   }
   if (!document.is_object()) {
     return where + ": the config must be a JSON object";
@@ -213,7 +330,9 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
       config.sources.erase(key);
       continue; // editors use it to find the schema
     } else {
-      return where + ": unknown key \"" + key + "\"";
+      const auto nearest = nearest_config_key(key);
+      return where + ": unknown key \"" + key + "\""
+             + (nearest ? " (did you mean \"" + std::string(*nearest) + "\"?)" : "");
     }
   }
   for (const auto& directory : confine_to) {
@@ -237,15 +356,15 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
   return config;
 }
 
-Result<Config, std::string> load_config_file(const std::string& path)
+Result<Config, std::string> load_config_file(const std::string& path, std::string_view named_by)
 {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return "cannot read config file " + path;
+  const auto text = read_config_text(path);
+  if (!text) {
+    return "cannot read config file " + path
+           + (named_by.empty() ? "" : " (named by " + std::string(named_by) + ")") + ": "
+           + text.error().reason;
   }
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_config(text.str(), path);
+  return parse_config(*text, path);
 }
 
 Result<Config, std::string> load_effective_config(const ConfigInputs& inputs)
@@ -256,7 +375,7 @@ Result<Config, std::string> load_effective_config(const ConfigInputs& inputs)
   const auto& flag_log_level = inputs.flag_log_level;
   Config config;
   if (file_path) {
-    auto loaded = load_config_file(*file_path);
+    auto loaded = load_config_file(*file_path, inputs.file_named_by);
     if (!loaded) {
       return loaded.error();
     }

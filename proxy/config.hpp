@@ -68,6 +68,7 @@ struct ConfigInputs {
   std::optional<std::string> environment_mode;
   std::optional<Mode> flag_mode;
   std::optional<LogLevel> flag_log_level;
+  std::string file_named_by; // "--config" or "$FSGUARD_CONFIG", for messages
 };
 
 // The effective `config` as JSON, each key with its value and source.
@@ -83,8 +84,14 @@ std::string describe_profile(const Profile& profile);
 // defaults. Unknown keys are errors, so a typo never silently does nothing.
 Result<Config, std::string> parse_config(std::string_view text, std::string_view origin);
 
-// Reads and parses the config file at `path`.
-Result<Config, std::string> load_config_file(const std::string& path);
+// The config key `key` is most likely a typo of (edit distance, case
+// ignored), if one is near enough; `key` itself if it is one.
+std::optional<std::string_view> nearest_config_key(std::string_view key);
+
+// Reads and parses the config file at `path`; an error that it cannot be
+// read says why, and `named_by` (an option or variable; "": not said).
+Result<Config, std::string> load_config_file(const std::string& path,
+                                             std::string_view named_by = "");
 
 // The effective config: defaults, then the file (if any), then the
 // environment ($FSGUARD_MODE), then the command-line flags.

@@ -52,7 +52,7 @@ int main(int argc, char** argv)
   }
 
   if (options->check_config) {
-    const auto checked = load_config_file(*options->check_config);
+    const auto checked = load_config_file(*options->check_config, "--check-config");
     if (!checked) {
       log.error(checked.error());
       return 1;
@@ -73,7 +73,8 @@ int main(int argc, char** argv)
   }
 
   const ConfigInputs inputs{options->config_path ? options->config_path : environment("FSGUARD_CONFIG"),
-                            environment("FSGUARD_MODE"), options->mode, options->log_level};
+                            environment("FSGUARD_MODE"), options->mode, options->log_level,
+                            options->config_path ? "--config" : "$FSGUARD_CONFIG"};
   auto config = load_effective_config(inputs);
   if (!config) {
     log.error(config.error());

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -120,6 +121,59 @@ TEST_SUITE("config")
     const auto defaults = parse_config("{}", "f");
     CHECK(defaults->state_file.empty());
     CHECK(defaults->shared_ledger.empty());
+  }
+
+  TEST_CASE("a config that is not valid JSON names the line and column where it stops")
+  {
+    const auto missing_comma = parse_config("{\n  \"mode\": \"warn\"\n  \"log_level\": \"debug\"\n}", "f.json");
+    REQUIRE_FALSE(missing_comma);
+    // Where the parser stopped: the end of "log_level", the token it could not take.
+    CHECK(missing_comma.error().starts_with("f.json: not valid JSON at line 3, column 13: "));
+    CHECK(missing_comma.error().find("expected '}'") != std::string::npos);
+    const auto cut_short = parse_config("{\"mode\": ", "f.json");
+    REQUIRE_FALSE(cut_short);
+    CHECK(cut_short.error().find("at line 1, column 10: ") != std::string::npos);
+    const auto comment = parse_config("{}\n# fsguard\n", "f.json");
+    CHECK(comment.error().starts_with("f.json: not valid JSON at line 2, column 1: "));
+  }
+
+  TEST_CASE("a config file that cannot be read says why, and which option or variable named it")
+  {
+    const auto missing = load_config_file("/nonexistent/fsguard.json", "$FSGUARD_CONFIG");
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error() == "cannot read config file /nonexistent/fsguard.json (named by "
+                             "$FSGUARD_CONFIG): No such file or directory");
+    ConfigInputs inputs;
+    inputs.file = "/nonexistent/fsguard.json";
+    inputs.file_named_by = "--config";
+    CHECK(load_effective_config(inputs).error().find("(named by --config): No such file")
+          != std::string::npos);
+    const auto directory = load_config_file(std::filesystem::temp_directory_path().string(), "--config");
+    REQUIRE_FALSE(directory);
+    CHECK(directory.error().find("it is a directory") != std::string::npos);
+  }
+
+  TEST_CASE("an unknown key names the known key it is most likely a typo of")
+  {
+    CHECK(parse_config(R"({"pathmap": {}})", "f").error()
+          == R"(f: unknown key "pathmap" (did you mean "path_map"?))");
+    CHECK(parse_config(R"({"mdoe": "warn"})", "f").error().ends_with(R"((did you mean "mode"?))"));
+    CHECK(parse_config(R"({"Stale_Edit": "veto"})", "f").error().ends_with(R"("stale_edit"?))"));
+    CHECK(parse_config(R"({"colour": 1})", "f").error() == R"(f: unknown key "colour")");
+  }
+
+  TEST_CASE("every key of the config schema is known to the typo hint")
+  {
+    std::ifstream schema_file(FSGUARD_SOURCE_DIR "/configs/fsguard.schema.json");
+    const auto schema = nlohmann::json::parse(schema_file);
+    REQUIRE(schema.at("properties").size() > 20);
+    for (const auto& [key, value] : schema.at("properties").items()) {
+      CAPTURE(key);
+      CHECK(nearest_config_key(key) == key);
+      // parse_config() takes it: a bad value is an error about the value, not the key.
+      const auto parsed = parse_config(nlohmann::json{{key, nlohmann::json::array({nullptr})}}.dump(), "f");
+      CHECK((parsed.ok() || parsed.error().find("unknown key") == std::string::npos));
+    }
   }
 
   TEST_CASE("the flag beats the environment, which beats the file")
