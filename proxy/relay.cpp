@@ -19,6 +19,7 @@
 #include "proxy/message.hpp"
 #include "proxy/persistence.hpp"
 #include "proxy/session.hpp"
+#include "proxy/start_failure.hpp"
 #include "proxy/stderr_writer.hpp"
 
 namespace fsguard {
@@ -511,6 +512,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
   auto upstream = start_upstream(context, command);
   if (!upstream) {
     log.error(upstream.error());
+    answer_first_request(start_failure_message(upstream.error()));
     return 1;
   }
   Session session(context, std::move(upstream).value(), config, log, home_directory(),

@@ -17,6 +17,11 @@ public:
   // The kept bytes from the first whole line on, without a trailing newline.
   std::string text() const;
 
+  // The line that best says why the process failed: the last that speaks of
+  // an error (node's last line is its version), else the last that is not
+  // blank; trimmed, at most `limit` bytes; "" if there is none.
+  std::string last_words(std::size_t limit = 300) const;
+
 private:
   std::size_t m_capacity;
   std::string m_bytes;

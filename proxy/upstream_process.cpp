@@ -27,8 +27,18 @@ UpstreamProcess::UpstreamProcess(asio::io_context& context, Upstream child, Log&
 
 std::string UpstreamProcess::gone_message() const
 {
-  return "fsguard: the upstream server exited (" + describe_status(m_status.value_or(1))
-         + ") and cannot answer; restart the MCP server to continue";
+  const std::string last_words = m_stderr_tail.last_words();
+  const std::string said = last_words.empty() ? "it wrote nothing to stderr"
+                                              : "its stderr: \"" + last_words + "\"";
+  const std::string how = describe_status(m_status.value_or(1));
+  if (!m_answered) {
+    // It never started: restarting runs the same command again.
+    return "fsguard: the MCP server that fsguard starts exited (" + how
+           + ") before answering; " + said + ". Check the server command in your MCP "
+           "client's config (what follows fsguard and its options)";
+  }
+  return "fsguard: the upstream server exited (" + how + ") and cannot answer; " + said
+         + ". Restart the MCP server to continue";
 }
 
 void UpstreamProcess::note_output_ended()

@@ -650,6 +650,32 @@ test('5. a command not found in PATH, and server-filesystem failing at start: fs
   await assertNothingLeft(f.watch);
 });
 
+test('5b. a wrong server command: the client\'s initialize fails with the cause, the server\'s own '
+  + 'last words and where to fix it, not "restart"', async (t) => {
+  const ws = workspace(t);
+  const missing = `fsguard-no-such-command-${process.pid}`;
+  const cases = [
+    ['a mistyped script', [process.execPath, SERVER_FS_SCRIPT.replace(/\.js$/, '.jss'), ws.dir],
+      /exited \(status 1\) before answering; its stderr: "Error: Cannot find module '.*index\.jss'"/],
+    ['a program not in PATH', [missing, ws.dir], new RegExp(`"${missing}" was not found in PATH`)],
+  ];
+  for (const [what, command, cause] of cases) {
+    const client = new Client({ name: 'faults-client', version: '0' });
+    const transport = new StdioClientTransport({
+      command: FSGUARD_BIN, args: command, env: cleanEnv(), stderr: 'pipe',
+    });
+    const failure = await client.connect(transport, { timeout: 10_000 }).then(() => null, (e) => e);
+    await client.close().catch(() => {});
+    assert.ok(failure, `${what}: initialize failed`);
+    t.diagnostic(`${what}: ${failure.message}`);
+    assert.match(failure.message, /-32000/, `${what}: fsguard's error, not a closed connection`);
+    assert.match(failure.message, cause, `${what}: the message names the cause`);
+    assert.match(failure.message, /Check the server command in your MCP client's config/,
+      `${what}: the message says what to fix`);
+    assert.doesNotMatch(failure.message, /restart/i, `${what}: restarting runs the same command`);
+  }
+});
+
 // ---------------------------------------------------------------------------
 // 6. large messages
 
