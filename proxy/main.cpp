@@ -1,5 +1,6 @@
 // fsguard: parse the options, settle the config, run the session.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "proxy/options.hpp"
 #include "proxy/child_process.hpp"
 #include "proxy/relay.hpp"
+#include "proxy/terminal_hint.hpp"
 #include "tracker/profiles.hpp"
 
 namespace {
@@ -92,6 +94,10 @@ int main(int argc, char** argv)
   const auto command = options->upstream.empty() ? default_upstream_command() : options->upstream;
   if (options->check_setup) {
     return check_setup(*config, command, log);
+  }
+  if (::isatty(STDIN_FILENO) == 1) {
+    write_to_stderr(terminal_hint(command, options->upstream.empty() ? DefaultUpstream::yes
+                                                                      : DefaultUpstream::no));
   }
   return run_session(inputs, *config, command, log);
 }

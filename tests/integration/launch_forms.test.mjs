@@ -20,6 +20,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -189,4 +190,45 @@ test("the Inspector CLI takes fsguard's --config for its own: --cli fsguard --co
   const { run } = await inspect(ws, target, TOOLS_LIST);
   assert.doesNotMatch(run.stdout, /write_file/, 'no server was reached');
   assert.match(run.stdout + run.stderr, /--config/, 'the Inspector names the option it took');
+});
+
+/**
+ * `argv` run with a terminal as its stdin, stdout and stderr (util-linux
+ * `script`), until `done(output)` or `ms`; then killed. The output as the
+ * terminal showed it.
+ */
+async function inTerminal(argv, env, done, ms = 10_000) {
+  const quoted = argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  const child = spawn('script', ['-qfec', quoted, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => { output += chunk; });
+  const deadline = Date.now() + ms;
+  while (!done(output) && Date.now() < deadline && child.exitCode === null) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGTERM');
+  await new Promise((resolve) => { if (child.exitCode !== null) resolve(); else child.on('exit', resolve); });
+  return output.replaceAll('\r', '');
+}
+
+test('fsguard started in a terminal says on stderr what it serves, to whom, and how it is meant to be used', async (t) => {
+  const ws = formWorkspace(t);
+  const command = [process.execPath, SERVER_FS_SCRIPT, ws.dir];
+  const shown = await inTerminal([FSGUARD_BIN, ...command], cleanEnv(ws.env),
+    (out) => out.includes('--help') && out.includes('running on stdio'));
+  t.diagnostic(shown);
+  assert.match(shown, new RegExp(`^fsguard: serving "${command.join(' ').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}" to an MCP client on stdin`, 'm'),
+    'it names the server it serves and its client');
+  assert.match(shown, /stdin is a terminal, so no client is connected/);
+  assert.match(shown, /put it in the client's config in front of the server command/);
+  assert.match(shown, /fsguard --help/);
+
+  // Started by a client (pipes), it says none of this.
+  const client = new Client({ name: 'launch-forms', version: '0' });
+  const transport = new StdioClientTransport({ command: FSGUARD_BIN, args: command, env: cleanEnv(ws.env), stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk) => { stderr += chunk; });
+  await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
+  await client.close();
+  assert.doesNotMatch(stderr, /terminal/, `no hint for a client:\n${stderr}`);
 });
