@@ -29,9 +29,11 @@ trap cleanup EXIT
 if [[ -x build/fsguard && -f scripts/demo/node_modules/.package-lock.json ]]; then
   say "preparing (scripts/setup.sh --for demo): checking that build/fsguard is up to date"
 else
-  # Measured on a fresh clone with the Debian packages installed: see the README.
+  # Measured on a fresh clone with the Debian packages installed: 293 s of
+  # CPU (CONTRIBUTING.md, Building).
   say "preparing (scripts/setup.sh --for demo): installing what is missing and building" \
-    "fsguard; the first time takes about 5 minutes on 2 cores, later runs seconds"
+    "fsguard; the first time about 5 minutes of CPU (3 minutes on 2 idle cores, more on" \
+    "a busy machine), later runs seconds"
 fi
 
 # What setup.sh does now, and how far the build is: shown as it comes.

@@ -4,13 +4,14 @@
 #
 # Usage: scripts/setup.sh [--for run|demo|test]
 #   run    what building and running fsguard needs: a C++ toolchain, CMake,
-#          Boost, nlohmann-json, xxHash, utf8proc, libgit2, SQLite. Builds build/fsguard
+#          Boost, nlohmann-json, xxHash, utf8proc, libgit2, SQLite, and dpkg-dev
+#          (cpack -G DEB, the README's package step). Builds build/fsguard
 #          alone (no unit tests, no doctest).
 #   demo   run, plus node and the npm packages of scripts/demo/ (the filesystem
 #          server and the SDK client that scripts/demo.mjs drives).
 #   test   (the default) run, plus what the whole test suite needs: doctest,
-#          clang and libclang-rt (fuzzing), valgrind (benchmark check), dpkg-dev
-#          (package test), node >= 20 and the npm packages of tests/integration
+#          clang and libclang-rt (fuzzing), valgrind (benchmark check),
+#          node >= 20 and the npm packages of tests/integration
 #          and tests/profiles. Builds every target.
 #
 # Environment:
@@ -61,15 +62,18 @@ step "setting up for: $purpose"
 # ---------------------------------------------------------------- apt
 # What the build of fsguard links (CMakeLists.txt: find_package and
 # pkg_check_modules), and the tools that build it.
+# dpkg-dev: cpack -G DEB (dpkg-shlibdeps), the README's package step and the
+# package.deb test.
 run_packages=(
   cmake g++ make pkg-config
   libboost1.81-dev libboost-filesystem1.81-dev
   nlohmann-json3-dev libxxhash-dev libutf8proc-dev libgit2-dev libsqlite3-dev
+  dpkg-dev
 )
 # What only the tests use: doctest (unit tests), clang and libclang-rt
-# (tests/fuzz), dpkg-dev (the package.deb test), valgrind (tests/bench),
-# strace (syscalls per call: scripts/bench --instructions).
-test_packages=(doctest-dev clang libclang-rt-14-dev dpkg-dev valgrind strace)
+# (tests/fuzz), valgrind (tests/bench), strace (syscalls per call:
+# scripts/bench --instructions).
+test_packages=(doctest-dev clang libclang-rt-14-dev valgrind strace)
 
 apt_packages=("${run_packages[@]}")
 if [[ "$purpose" == test ]]; then

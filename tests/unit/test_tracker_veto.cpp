@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "tracker/file_state.hpp"
 #include "tracker/veto.hpp"
 
@@ -159,5 +162,20 @@ TEST_SUITE("veto")
   {
     CHECK(fenced_diff("+```js\n") == "````diff\n+```js\n````\n");
     CHECK(fenced_diff("+x") == "```diff\n+x\n```\n");
+  }
+
+  TEST_CASE("docs/vetoes.md gives the not_visible text as fsguard writes it")
+  {
+    Veto veto;
+    veto.code = VetoCode::not_visible;
+    veto.path = "<path>";
+    veto.reason = "<directory>";
+    veto.cause = "<why>";
+    std::ifstream file(FSGUARD_SOURCE_DIR "/docs/vetoes.md");
+    std::stringstream doc;
+    doc << file.rdbuf();
+    const std::string text = veto_text("<tool>", veto);
+    CAPTURE(text);
+    CHECK(doc.str().find("`" + text + "`") != std::string::npos);
   }
 }
