@@ -15,9 +15,23 @@ echo "package: $(basename "$deb")"
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for expected in ./usr/bin/fsguard ./usr/share/man/man1/fsguard.1 \
   ./usr/share/fsguard/fsguard.schema.json ./usr/share/fsguard/fsguard.example.json \
-  ./usr/share/fsguard/claude_desktop_config.json ./usr/share/fsguard/codex.config.toml; do
+  ./usr/share/fsguard/claude_desktop_config.json ./usr/share/fsguard/codex.config.toml \
+  ./usr/share/doc/fsguard/copyright ./usr/share/doc/fsguard/CHANGELOG.md \
+  ./usr/share/doc/fsguard/README.md ./usr/share/doc/fsguard/docs/clients.md; do
   grep -qx -- "$expected" <<<"$contents" || { echo "missing from the package: $expected" >&2; exit 1; }
 done
+# Every document the man page's SEE ALSO names is installed where it says.
+see_also=$(sed -n '/^\.SH SEE ALSO/,/^\.SH/p' "$(dirname "$0")/../../proxy/fsguard.1" |
+  grep -o '\\fI[A-Za-z/]*\.md\\fR' | sed 's/^\\fI//;s/\\fR$//' | sort -u)
+[[ -n "$see_also" ]] || { echo "the man page's SEE ALSO names no document" >&2; exit 1; }
+grep -q '/usr/share/doc/fsguard/' "$(dirname "$0")/../../proxy/fsguard.1" ||
+  { echo "the man page does not say where the docs are installed" >&2; exit 1; }
+for doc in $see_also; do
+  grep -qx -- "./usr/share/doc/fsguard/$doc" <<<"$contents" ||
+    { echo "the man page names $doc, which the package does not install" >&2; exit 1; }
+done
+echo "docs: $(grep -c '^\./usr/share/doc/fsguard/.' <<<"$contents") files in /usr/share/doc/fsguard," \
+  "the man page's $(wc -w <<<"$see_also") among them"
 
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "depends: $depends"
