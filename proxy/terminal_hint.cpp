@@ -16,6 +16,8 @@ std::string terminal_hint(const std::vector<std::string>& command, DefaultUpstre
          "command, e.g.\n"
          "fsguard:   claude mcp add fs -- fsguard npx -y "
          "@modelcontextprotocol/server-filesystem /path/to/project\n"
+         "fsguard: fsguard adopt finds the filesystem servers in your clients' configs and "
+         "shows how it would put fsguard in front of each (--apply does it).\n"
          "fsguard: fsguard --help lists its options; docs/clients.md shows each client. "
          "Ctrl-D or Ctrl-C ends this.\n";
 }

@@ -314,8 +314,11 @@ async function main() {
     out('_meta["fsguard/veto"].');
     out();
     out(bold('Next: put fsguard in front of your own agent\'s filesystem server.'));
-    out('Install it (README.md, "Installing"), then start it from your MCP client in place of');
-    out('the server, with the server\'s command after it; for Claude Code:');
+    out('Install it (README.md, "Installing"), then let it find the filesystem servers in');
+    out('your clients\' configs and show how it would start each one behind fsguard:');
+    out('   fsguard adopt            (then fsguard adopt --apply; --undo puts them back)');
+    out('Or start it from your MCP client in place of the server, with the server\'s command');
+    out('after it; for Claude Code:');
     out(`   claude mcp add --scope project fs -- fsguard npx -y @modelcontextprotocol/server-filesystem ${dim('/path/to/your/project')}`);
     out('Claude Desktop, Cursor, VS Code, Codex and Gemini CLI are in docs/clients.md.');
     return 0;

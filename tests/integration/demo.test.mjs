@@ -42,6 +42,7 @@ test('the tour ends by pointing to the next step: wiring fsguard into a client',
   const next = tour.findIndex((l) => l.startsWith('Next:'));
   assert.ok(next > 0, `the tour names a next step:\n${tour.join('\n')}`);
   const after = tour.slice(next).join('\n');
+  assert.match(after, /fsguard adopt /, 'it names fsguard adopt, which rewrites the configs there are');
   assert.match(after, /claude mcp add .* -- fsguard npx -y @modelcontextprotocol\/server-filesystem/);
   assert.match(after, /docs\/clients\.md/);
 });

@@ -222,6 +222,7 @@ test('fsguard started in a terminal says on stderr what it serves, to whom, and 
   assert.match(shown, /stdin is a terminal, so no client is connected/);
   assert.match(shown, /put it in the client's config in front of the server command/);
   assert.match(shown, /fsguard --help/);
+  assert.match(shown, /fsguard adopt finds the filesystem servers in your clients' configs/);
 
   // Started by a client (pipes), it says none of this.
   const client = new Client({ name: 'launch-forms', version: '0' });
