@@ -707,7 +707,9 @@ std::string id_key(const nlohmann::json& id)
   }
   if (id.is_number_float()) {
     const double value = id.get<double>();
-    if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
+    // An integral float is the integer the peer reads (JSON.parse reads
+    // 7.0 as 7, and answers with id 7), up to 2^53, the last held exactly.
+    if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) <= 0x1p53) {
       return std::to_string(static_cast<long long>(value));
     }
   }
@@ -1095,6 +1097,33 @@ RequestMembers request_members(const nlohmann::json& request)
   return members;
 }
 
+namespace {
+
+// The largest integer JavaScript holds exactly (Number.MAX_SAFE_INTEGER).
+constexpr std::int64_t k_max_safe_integer = (std::int64_t{1} << 53) - 1;
+
+// Whether `value` is a number the SDK's z.number().int() takes once
+// JSON.parse has read it: an integer of at most 2^53-1 in size, however it
+// is written (7, 7.0 and 70e-1 all read as 7).
+bool is_sdk_integer(const nlohmann::json& value)
+{
+  if (value.is_number_unsigned()) {
+    return value.get<std::uint64_t>() <= std::uint64_t(k_max_safe_integer);
+  }
+  if (value.is_number_integer()) {
+    const auto number = value.get<std::int64_t>();
+    return number >= -k_max_safe_integer && number <= k_max_safe_integer;
+  }
+  if (value.is_number_float()) {
+    const double number = value.get<double>();
+    return std::isfinite(number) && number == std::floor(number)
+           && std::fabs(number) <= double(k_max_safe_integer);
+  }
+  return false;
+}
+
+} // namespace
+
 std::string request_the_server_drops(const nlohmann::json& request)
 {
   return request_the_server_drops(request_members(request));
@@ -1129,21 +1158,12 @@ std::string request_the_server_drops(const RequestMembers& members)
         return "\"params._meta\" must be an object";
       }
       const auto token = meta->find(std::string_view("progressToken"));
-      if (token != meta->end() && !token->is_string() && !token->is_number_integer()) {
+      if (token != meta->end() && !token->is_string() && !is_sdk_integer(*token)) {
         return "\"params._meta.progressToken\" must be a string or an integer";
       }
     }
   }
-  constexpr std::int64_t k_max_safe_integer = (std::int64_t{1} << 53) - 1;
-  if (id->is_string()) {
-    return {};
-  }
-  if (id->is_number_integer() && !id->is_number_unsigned()
-      && id->get<std::int64_t>() >= -k_max_safe_integer
-      && id->get<std::int64_t>() <= k_max_safe_integer) {
-    return {};
-  }
-  if (id->is_number_unsigned() && id->get<std::uint64_t>() <= std::uint64_t(k_max_safe_integer)) {
+  if (id->is_string() || is_sdk_integer(*id)) {
     return {};
   }
   return "the id must be a string or an integer of at most 2^53-1 in size";

@@ -244,8 +244,9 @@ std::string request_the_server_drops(const RequestMembers& members);
 // that the server drops it without an answer: a missing or wrong "jsonrpc",
 // an id that is neither a string nor a safe integer, a method that is not
 // a string, params or params._meta that are not objects, a progressToken
-// that is neither a string nor an integer, "result"/"error" beside
-// "method", or any other member (the schema is strict). "" if none.
+// that is neither a string nor a safe integer, "result"/"error" beside
+// "method", or any other member (the schema is strict). "" if none. A
+// number is an integer as JSON.parse reads it: 7.0 and 9e0 are.
 std::string request_the_server_drops(const nlohmann::json& request);
 
 } // namespace fsguard

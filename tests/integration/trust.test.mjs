@@ -119,6 +119,29 @@ test('requests the server would drop without an answer are refused at once', asy
   assert.equal((await h.response(4, 3000)).error?.code, -32600);
 });
 
+test('ids and progress tokens written as integral floats reach the server, which answers them', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'a\n' });
+  const h = rawGuard(t, ws.dir);
+  await h.initialize(1);
+  const call = (id, name, args, meta = '') => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":`
+    + `{"name":"${name}","arguments":${JSON.stringify(args)}${meta}}}`;
+  // JSON.parse reads 7.0 as 7: the server answers with id 7.
+  h.send(call('7.0', 'read_text_file', { path: ws.file('a.txt') }));
+  const read = await h.response(7, 5000);
+  assert.equal(read.error, undefined, JSON.stringify(read));
+  assert.equal(read.result?.structuredContent?.content, 'a\n');
+  h.send(call('9e0', 'write_file', { path: ws.file('a.txt'), content: 'b\n' }, ',"_meta":{"progressToken":3.0}'));
+  const written = await h.response(9, 5000);
+  assert.equal(written.error, undefined, JSON.stringify(written));
+  assert.equal(written.result?._meta?.['fsguard/veto'], undefined, JSON.stringify(written));
+  assert.equal(readDisk(ws.file('a.txt')), 'b\n');
+  // What the server drops is still refused: a fraction, and an integer past 2^53.
+  h.send(call('7.5', 'list_directory', { path: ws.dir }));
+  h.send(call('9007199254740992.0', 'list_directory', { path: ws.dir }));
+  assert.equal((await h.response(7.5, 5000)).error?.code, -32600);
+  assert.equal((await h.response(9007199254740992, 5000)).error?.code, -32600);
+});
+
 test('at client EOF, a write held behind a read is still forwarded and answered', async (t) => {
   const ws = workspace(t, { 'a.txt': 'a\n' });
   const h = rawGuard(t, ws.dir);

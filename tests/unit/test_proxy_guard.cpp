@@ -620,6 +620,26 @@ TEST_SUITE("guard")
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{7});
   }
 
+  TEST_CASE("an id written as an integral float is the integer the server reads and answers")
+  {
+    Session s;
+    s.disk.write("/ws/a.txt", "a\n");
+    s.disk.advance(10'000'000'000LL);
+    s.call(7.0, "read_text_file", {{"path", "/ws/a.txt"}}); // sent as 7.0, read by JSON.parse as 7
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{7.0});
+    s.call(7, "list_directory", {{"path", "/ws"}}); // the same id, to the server
+    CHECK(s.forwarded_ids().empty());
+    CHECK(s.answered(7) == "-32600");
+    s.answer(7, {{"content", {{{"type", "text"}, {"text", "a\n"}}}},
+                 {"structuredContent", {{"content", "a\n"}}}}); // the server writes 7
+    s.call(nlohmann::json::parse("9e0"), "write_file", {{"path", "/ws/a.txt"}, {"content", "b\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{9.0}); // the read was recorded
+    s.request(R"({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"list_directory",)"
+              R"("arguments":{"path":"/ws"},"_meta":{"progressToken":3.0}}})"
+              "\n");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{10});
+  }
+
   TEST_CASE("only a request fsguard relays is closed by close_relayed_request")
   {
     Session s;

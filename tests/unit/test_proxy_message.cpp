@@ -145,10 +145,22 @@ TEST_SUITE("message")
           == R"("params._meta" must be an object)");
     CHECK(problem(R"({"jsonrpc":"2.0","id":1.5,"method":"m","params":{"_meta":{"progressToken":1.5}}})")
           == R"("params._meta.progressToken" must be a string or an integer)");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"progressToken":1e300}}})")
+          == R"("params._meta.progressToken" must be a string or an integer)");
+    // JSON.parse reads an integral float as the integer, which the SDK's
+    // schema takes: the server answers these.
+    CHECK(problem(R"({"jsonrpc":"2.0","id":7.0,"method":"m"})").empty());
+    CHECK(problem(R"({"jsonrpc":"2.0","id":9e0,"method":"m"})").empty());
+    CHECK(problem(R"({"jsonrpc":"2.0","id":-0.0,"method":"m"})").empty());
+    CHECK(problem(R"({"jsonrpc":"2.0","id":9007199254740991.0,"method":"m"})").empty());
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"progressToken":3.0}}})")
+            .empty());
     const std::string bad_id = "the id must be a string or an integer of at most 2^53-1 in size";
     CHECK(problem(R"({"jsonrpc":"2.0","method":"m"})") == bad_id);
     CHECK(problem(R"({"jsonrpc":"2.0","id":null,"method":"m"})") == bad_id);
-    CHECK(problem(R"({"jsonrpc":"2.0","id":1.0,"method":"m"})") == bad_id);
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1.5,"method":"m"})") == bad_id);
+    CHECK(problem(R"({"jsonrpc":"2.0","id":9007199254740992.0,"method":"m"})") == bad_id);
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1e300,"method":"m"})") == bad_id);
     CHECK(problem(R"({"jsonrpc":"2.0","id":9007199254740992,"method":"m"})") == bad_id);
     CHECK(problem(R"({"jsonrpc":"2.0","id":-9007199254740992,"method":"m"})") == bad_id);
     CHECK(problem(R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"m"})") == bad_id); // no |x|
@@ -176,6 +188,9 @@ TEST_SUITE("message")
     CHECK(id_key(nlohmann::json(-7)) == "-7");
     CHECK(id_key(nlohmann::json(18446744073709551615ULL)) == "18446744073709551615");
     CHECK(id_key(nlohmann::json(2.5)) == "2.5");
+    CHECK(id_key(nlohmann::json(9007199254740991.0)) == "9007199254740991");
+    CHECK(id_key(nlohmann::json(-9.0e15)) == "-9000000000000000");
+    CHECK(id_key(nlohmann::json(-0.0)) == "0");
     for (const char* text : {"", "a b/c:1", "fsguard/7", "tab\t", "quote\"", "back\\slash", "\x7f",
                              "caf\xc3\xa9", "bad\xff", "\x01"}) {
       CAPTURE(text);
