@@ -166,6 +166,32 @@ std::string replace_file(const std::string& path, const std::string& text)
   return {};
 }
 
+// The file that `path` names once the symbolic links it is are followed,
+// link by link (a relative target is taken from the link's directory), as
+// a dotfiles manager links a state file into place; `path` itself if it is
+// no link, and the last target if that is missing. Links in the
+// directories above need no following: the kernel follows those.
+Result<std::filesystem::path, std::string> file_behind_links(const std::string& path)
+{
+  namespace fs = std::filesystem;
+  constexpr int k_max_links = 40; // as the kernel's ELOOP limit
+  fs::path current = path;
+  for (int hop = 0; hop <= k_max_links; ++hop) {
+    std::error_code error;
+    if (!fs::is_symlink(fs::symlink_status(current, error))) {
+      return current;
+    }
+    const fs::path target = fs::read_symlink(current, error);
+    if (error) {
+      return std::string("cannot read the symbolic link " + current.string() + ": "
+                         + error.message());
+    }
+    current = (target.is_absolute() ? target : current.parent_path() / target).lexically_normal();
+  }
+  return std::string("the state file " + path + " is a chain of more than "
+                     + std::to_string(k_max_links) + " symbolic links");
+}
+
 } // namespace
 
 StateFile::StateFile(std::string path, StateKey key) : m_path(std::move(path)), m_key(std::move(key))
@@ -207,7 +233,13 @@ StateFile::Loaded StateFile::load()
 StateFile::Saved StateFile::save(const std::vector<SavedRecord>& records,
                                  std::chrono::milliseconds wait)
 {
-  const std::filesystem::path parent = std::filesystem::path(m_path).parent_path();
+  // A symlinked state file stays a link: the file it leads to is replaced.
+  const auto behind_links = file_behind_links(m_path);
+  if (!behind_links) {
+    return {Outcome::failed, behind_links.error()};
+  }
+  const std::string target = behind_links->string();
+  const std::filesystem::path parent = behind_links->parent_path();
   std::error_code error;
   if (!parent.empty() && !std::filesystem::is_directory(parent, error)) {
     std::filesystem::create_directories(parent, error);
@@ -216,13 +248,13 @@ StateFile::Saved StateFile::save(const std::vector<SavedRecord>& records,
                                  + " of the state file: " + error.message()};
     }
   }
-  auto lock = LockFile::take(m_path + ".lock", wait);
+  auto lock = LockFile::take(target + ".lock", wait);
   if (!lock) {
     return lock.error().empty() ? Saved{Outcome::busy, {}} : Saved{Outcome::failed, lock.error()};
   }
-  auto text = read_text(m_path, k_state_file_max_bytes);
+  auto text = read_text(target, k_state_file_max_bytes);
   if (!text) {
-    return {Outcome::failed, "cannot read the state file " + m_path + ": "
+    return {Outcome::failed, "cannot read the state file " + target + ": "
                                + describe_errno(text.error())};
   }
   SavedState state = parse_file(*text);
@@ -231,7 +263,7 @@ StateFile::Saved StateFile::save(const std::vector<SavedRecord>& records,
                                 "fsguard does not overwrite it"};
   }
   merge_state(state, m_key, records);
-  if (auto problem = replace_file(m_path, state_text(state)); !problem.empty()) {
+  if (auto problem = replace_file(target, state_text(state)); !problem.empty()) {
     return {Outcome::failed, std::move(problem)};
   }
   return {};

@@ -133,6 +133,36 @@ TEST_SUITE("state_file")
     CHECK(state.save({record("/p/a", 10)}, 0ms).outcome == StateFile::Outcome::saved);
   }
 
+  TEST_CASE("a state file given as a symlink stays one, and the file it leads to gets the records")
+  {
+    // As a dotfiles manager links it: state.json -> dotfiles/link.json ->
+    // /abs/dotfiles/state.json (relative, then absolute).
+    TempDirectory directory;
+    std::filesystem::create_directory(directory.path + "/dotfiles");
+    const std::string target = directory.path + "/dotfiles/state.json";
+    const std::string path = directory.path + "/state.json";
+    std::filesystem::create_symlink(target, directory.path + "/dotfiles/link.json");
+    std::filesystem::create_symlink("dotfiles/link.json", path);
+    StateFile state(path, k_key);
+    CHECK(state.load().warning.empty()); // a link to nothing yet: no records, no problem
+    REQUIRE(state.save({record("/p/a", 10)}, 0ms).outcome == StateFile::Outcome::saved);
+    REQUIRE(state.save({record("/p/b", 20)}, 0ms).outcome == StateFile::Outcome::saved);
+    CHECK(std::filesystem::is_symlink(path));
+    CHECK(std::filesystem::read_symlink(path) == "dotfiles/link.json");
+    CHECK(std::filesystem::is_symlink(directory.path + "/dotfiles/link.json"));
+    CHECK(std::filesystem::is_regular_file(std::filesystem::symlink_status(target)));
+    CHECK(StateFile(target, k_key).load().records.size() == 2);
+    CHECK(StateFile(path, k_key).load().records.size() == 2);
+    for (const auto& entry : std::filesystem::directory_iterator(directory.path + "/dotfiles")) {
+      const std::string name = entry.path().filename().string();
+      CHECK((name == "state.json" || name == "state.json.lock" || name == "link.json"));
+    }
+    std::filesystem::create_symlink("loop", directory.path + "/loop");
+    const auto looped = StateFile(directory.path + "/loop", k_key).save({record("/p/a", 10)}, 0ms);
+    CHECK(looped.outcome == StateFile::Outcome::failed);
+    CHECK(looped.problem.find("symbolic links") != std::string::npos);
+  }
+
   TEST_CASE("a save creates missing directories, and fails with a reason where it cannot")
   {
     TempDirectory directory;
