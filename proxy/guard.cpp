@@ -1185,6 +1185,8 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line, const
   veto.cause = "outside fsguard";
   if (now) {
     veto.current_hash = now->hash;
+    veto.current_size = now->stat.size; // of the version the diff shows
+    veto.current_mtime_ns = now->stat.mtime_ns;
     veto.cause = cause_of(file, record, now->hash);
   }
   if (m_settings.mode != Mode::enforce) {
@@ -1377,8 +1379,11 @@ void Guard::audit(const CallInFlight& call, std::string_view decision,
                              : (call.what.paths.empty() ? std::string()
                                                         : call.what.paths.front().raw.value_or(""));
   nlohmann::ordered_json fingerprint = nullptr;
+  const auto size_json = [](std::int64_t size) { // null where unknown
+    return size == k_unknown_size ? nlohmann::ordered_json() : nlohmann::ordered_json(size);
+  };
   if (veto && veto->code == VetoCode::changed) {
-    fingerprint = {{"seen_size", veto->seen_size},
+    fingerprint = {{"seen_size", size_json(veto->seen_size)},
                    {"current_size", veto->current_size},
                    {"seen_at", format_time(veto->seen_at_ns)},
                    {"current_mtime", format_time(veto->current_mtime_ns)},
@@ -1394,7 +1399,7 @@ void Guard::audit(const CallInFlight& call, std::string_view decision,
     }
   } else if (const SeenRecord* record = path.empty() ? nullptr : m_tracker.find(path);
              record != nullptr && record->hash_state == HashState::known) {
-    fingerprint = {{"size", record->size}, {"xxh3_128", to_hex(record->hash)}};
+    fingerprint = {{"size", size_json(record->size)}, {"xxh3_128", to_hex(record->hash)}};
   }
   out.decisions.push_back({
     {"event", "decision"},

@@ -479,6 +479,18 @@ const SeenRecord* Tracker::finish_write(const std::string& path,
     // never let the stat fast path vouch for this record.
     record.hash = *expected;
     record.trusted_stat.reset();
+    // The size and traits are the agent's content's too, as the hash is, not
+    // those of what another writer left (a veto would say "size unchanged"
+    // of different sizes).
+    if (expected_bytes) {
+      record.size = static_cast<std::int64_t>(expected_bytes->bytes.size());
+      if (read_back) {
+        record.traits = expected_bytes->traits ? *expected_bytes->traits
+                                               : content_traits(expected_bytes->bytes);
+      }
+    } else {
+      record.size = k_unknown_size;
+    }
   }
   if (previous != m_records.end()) {
     previous->second = std::move(record);

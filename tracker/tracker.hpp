@@ -86,6 +86,8 @@ struct SeenRecord {
   // When the agent last read or wrote it (wall clock): what read_ttl_s and
   // the veto texts count from. A refresh of metadata keeps it.
   std::int64_t seen_at_ns = 0;
+  // Of the content the agent saw or wrote, as `hash` is (k_unknown_size
+  // for a write of which only the hash is known).
   std::int64_t size = 0;
   ReadExtent extent = ReadExtent::whole;
   std::string partial_reason; // how a partial view was cut, if not head/tail

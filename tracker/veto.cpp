@@ -72,6 +72,9 @@ std::string times(const Veto& veto)
 
 std::string size_change(const Veto& veto)
 {
+  if (veto.seen_size == k_unknown_size) {
+    return "size now " + std::to_string(veto.current_size) + " bytes";
+  }
   if (veto.seen_size == veto.current_size) {
     return "size unchanged at " + std::to_string(veto.current_size) + " bytes";
   }

@@ -27,6 +27,10 @@ enum class VetoCode {
 // The code as it appears in `_meta["fsguard/veto"].code`, e.g. "not_read".
 std::string_view to_string(VetoCode code);
 
+// A size fsguard does not know: of a write of the agent's that another
+// writer replaced at once, when only its hash was taken.
+inline constexpr std::int64_t k_unknown_size = -1;
+
 // A refused write. `path` is the canonical path, or the raw argument when it
 // could not be resolved. The numbers are filled in for VetoCode::changed.
 struct Veto {
@@ -36,8 +40,8 @@ struct Veto {
                                  // not_visible: the server's directory;
                                  // outside_confinement: the allowed directories;
                                  // partial_read: how the read was cut, if not head/tail
-  std::int64_t seen_size = -1;   // size when last read or written by the agent
-  std::int64_t current_size = -1;
+  std::int64_t seen_size = k_unknown_size; // size when last read or written by the agent
+  std::int64_t current_size = k_unknown_size;
   std::int64_t seen_at_ns = 0;   // when the agent last read or wrote it
   std::int64_t current_mtime_ns = 0;
   // For VetoCode::changed, what fsguard could show of the change:

@@ -280,6 +280,28 @@ TEST_SUITE("tracker")
     CHECK(code_of(f.edit()) == VetoCode::changed);
   }
 
+  TEST_CASE("a changed veto gives the size of what the agent wrote, not that of another writer's")
+  {
+    const std::string mine = "the agent wrote 28 bytes...\n";
+    const std::string theirs = "someone else wrote 29 bytes.\n";
+    REQUIRE(mine.size() == 28);
+    REQUIRE(theirs.size() == 29);
+    for (const bool bytes_at_hand : {true, false}) {
+      CAPTURE(bytes_at_hand);
+      Fixture f;
+      f.read();
+      f.disk.advance(k_tick);
+      f.disk.write(k_file, theirs); // after the agent's write, before its record
+      f.tracker.finish_write(k_file, fsguard::testing::fake_hash(mine), ReadExtent::whole, 0,
+                             bytes_at_hand ? std::optional<ExpectedBytes>(ExpectedBytes{mine})
+                                           : std::nullopt);
+      const auto veto = f.overwrite();
+      REQUIRE(code_of(veto) == VetoCode::changed);
+      CHECK(veto->seen_size == (bytes_at_hand ? 28 : k_unknown_size)); // not "unchanged at 29"
+      CHECK(veto->current_size == 29);
+    }
+  }
+
   TEST_CASE("a write's bytes at hand: a stat that could vouch is checked against the file")
   {
     Fixture f;

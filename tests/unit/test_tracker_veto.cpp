@@ -43,6 +43,17 @@ TEST_SUITE("veto")
     CHECK(text.find("last modified 2023-11-14T22:14:20.000Z") != std::string::npos);
   }
 
+  TEST_CASE("the changed text gives the size now alone where the size seen is unknown")
+  {
+    Veto veto;
+    veto.code = VetoCode::changed;
+    veto.path = "/ws/a.txt";
+    veto.seen_size = k_unknown_size;
+    veto.current_size = 845;
+    const std::string text = veto_text("write_file", veto);
+    CHECK(text.find("(size now 845 bytes;") != std::string::npos);
+  }
+
   TEST_CASE("codes have stable names")
   {
     CHECK(to_string(VetoCode::not_read) == "not_read");
