@@ -29,8 +29,8 @@ enum class LineStatus {
 struct LineEvent {
   LineStatus status = LineStatus::eof;
   // valid until the next call of next(); for too_long, the line's last bytes
-  // (up to k_tail_bytes) that were still in the buffer, where a JSON-RPC
-  // answer whose "result" comes first keeps its id
+  // (up to k_tail_bytes, however the reads split the line), where a
+  // JSON-RPC answer whose "result" comes first keeps its id
   std::string_view text;
   std::size_t length = 0; // too_long: the line's length in bytes
 };
@@ -176,8 +176,13 @@ private:
       m_discarding = true;
     }
     if (m_discarding) {
-      m_discarded += m_end - m_line_start;
-      m_end = m_line_start = m_scanned = 0;
+      // The line's last k_tail_bytes so far stay, at the front, so that its
+      // tail is its true last bytes however the reads split it.
+      const std::size_t kept = std::min(m_end - m_line_start, k_tail_bytes);
+      m_discarded += m_end - m_line_start - kept;
+      std::memmove(m_buffer->data(), m_buffer->data() + m_end - kept, kept);
+      m_line_start = 0;
+      m_end = m_scanned = kept;
     }
     return LineEvent{LineStatus::eof, {}};
   }
@@ -186,7 +191,10 @@ private:
   {
     if (m_discarding) {
       m_discarding = false;
-      return LineEvent{LineStatus::too_long, {}, std::exchange(m_discarded, 0)};
+      const std::size_t kept = m_end - m_line_start;
+      const std::string_view tail(m_buffer->data() + m_line_start, kept);
+      m_line_start = m_scanned = m_end;
+      return LineEvent{LineStatus::too_long, tail, std::exchange(m_discarded, 0) + kept};
     }
     if (m_line_start < m_end) {
       const std::size_t length = m_end - m_line_start;
@@ -204,8 +212,8 @@ private:
   std::size_t m_end = 0;
   std::size_t m_line_start = 0;  // where the current line begins
   std::size_t m_scanned = 0;     // bytes already searched for a newline
-  bool m_discarding = false;
-  std::size_t m_discarded = 0;   // bytes of the line being discarded, so far
+  bool m_discarding = false;     // [m_line_start, m_end) holds the line's last bytes only
+  std::size_t m_discarded = 0;   // bytes of the line being discarded, so far, not kept
   bool m_eof = false;
   std::size_t m_taken_begin = 0; // the last line returned, for line_with_newline()
   std::size_t m_taken_end = 0;

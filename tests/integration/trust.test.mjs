@@ -341,6 +341,62 @@ test('a read whose answer is over max_line_bytes is answered with an error at on
   assert.equal((await h.response(4)).result?.isError, undefined);
 });
 
+// The answer line's length for a read of a text of `n` bytes answered as
+// `id` (its JSON text), from `base`: the length of the answer to a text of
+// `n0` bytes as id `id0`.
+function answerSizer(base, n0, id0) {
+  return (n, id) => base - 2 * n0 - id0.length + 2 * n + id.length;
+}
+
+// A text length whose answer as `id` ends `last` bytes (the newline among
+// them) past a multiple of 256 KiB, where the pipe from the server splits
+// it: the last read brings only those bytes. Null if no length does.
+function lengthEndingAt(size, id, last) {
+  const base = size(0, id) + 1; // with the newline
+  const n = (2 * 262144 + last - base) / 2;
+  return Number.isInteger(n) ? n : null;
+}
+
+test('a too-long answer whose last read is only a few bytes is still answered, as is fsguard\'s own verify read', async (t) => {
+  const ws = workspace(t, { 'small.txt': 'x'.repeat(10) });
+  const config = ws.file('fsguard.json');
+  fs.writeFileSync(config, JSON.stringify({ max_line_bytes: 65536 }));
+  const h = rawGuard(t, ws.dir, ['--config', config]);
+  await h.initialize(1);
+  h.send(toolCall(10, 'read_text_file', { path: ws.file('small.txt') }));
+  await h.response(10);
+  const line = h.stdoutText.split('\n').find((l) => l.endsWith('"id":10}'));
+  assert.ok(line, h.stdoutText.slice(0, 2000));
+  const size = answerSizer(line.length, 10, '10');
+  // The id lies in the line's last bytes: a last read of 2 to 11 of them
+  // leaves part of it, or all, in the reads before.
+  for (let last = 2; last <= 11; ++last) {
+    // An id of 3 or 4 digits, whichever gives a whole text length.
+    const [id, n] = [100 + last, 1000 + last].map((i) => [i, lengthEndingAt(size, String(i), last)])
+      .find(([, length]) => length !== null);
+    fs.writeFileSync(ws.file(`big${last}.txt`), 'x'.repeat(n));
+    h.send(toolCall(id, 'read_text_file', { path: ws.file(`big${last}.txt`) }));
+    const answer = await h.response(id, 5000);
+    assert.equal(answer.error?.code, -32603, JSON.stringify(answer).slice(0, 500));
+    assert.match(answer.error.message, /over max_line_bytes \(65536\)/);
+  }
+
+  // verify: upstream reads the file itself before the write: that read's
+  // answer, as long, is its own ("id":"fsguard/verify/1"), and the write
+  // waits for it.
+  const verifyConfig = path.join(ws.dir, 'verify.json');
+  fs.writeFileSync(verifyConfig, JSON.stringify({ max_line_bytes: 65536, verify: 'upstream' }));
+  const v = rawGuard(t, ws.dir, ['--config', verifyConfig]);
+  await v.initialize(1);
+  const own = '"fsguard/verify/1"';
+  const n = lengthEndingAt(size, own, 4) ?? lengthEndingAt(size, own, 5);
+  fs.writeFileSync(ws.file('verified.txt'), 'x'.repeat(n));
+  v.send(toolCall(2, 'write_file', { path: ws.file('verified.txt'), content: 'blind\n' }));
+  const veto = await v.response(2, 5000);
+  assert.ok(veto.result?._meta?.['fsguard/veto'], JSON.stringify(veto).slice(0, 500));
+  assert.equal(readDisk(ws.file('verified.txt')).length, n);
+});
+
 test('the upstream command may follow fsguard\'s options without "--", as client launchers store it', async (t) => {
   const ws = workspace(t, { 'a.txt': 'a\n' });
   const h = spawnRawFor(t, ['--mode', 'enforce', process.execPath, SERVER_FS_SCRIPT, ws.dir]);

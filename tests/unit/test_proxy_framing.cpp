@@ -3,12 +3,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
@@ -227,5 +232,116 @@ TEST_SUITE("framing")
     writer.join();
     CHECK(received.size() == line.size());
     CHECK(received == line);
+  }
+}
+
+namespace {
+
+// A stream that hands out `chunks` one read each (a chunk larger than the
+// room a read offers is handed out over several), then the end: the reads
+// split the bytes exactly where a test says, as a pipe may.
+class ChunkStream {
+public:
+  ChunkStream(boost::asio::io_context& context, std::vector<std::string> chunks)
+    : m_executor(context.get_executor()), m_chunks(std::move(chunks))
+  {
+  }
+
+  template <class Token>
+  auto async_read_some(boost::asio::mutable_buffer room, Token&& token)
+  {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
+      [this, room](auto handler) {
+        boost::system::error_code error;
+        std::size_t count = 0;
+        if (m_next == m_chunks.size()) {
+          error = boost::asio::error::eof;
+        } else {
+          std::string& chunk = m_chunks[m_next];
+          count = std::min(chunk.size(), room.size());
+          std::memcpy(room.data(), chunk.data(), count);
+          chunk.erase(0, count);
+          m_next += chunk.empty() ? 1 : 0;
+        }
+        boost::asio::post(m_executor, [handler = std::move(handler), error, count]() mutable {
+          std::move(handler)(error, count);
+        });
+      },
+      token);
+  }
+
+private:
+  Executor m_executor;
+  std::vector<std::string> m_chunks;
+  std::size_t m_next = 0;
+};
+
+struct TooLong {
+  std::string tail;
+  std::size_t length = 0;
+};
+
+// The too_long events and the lines a LineReader yields from `chunks`.
+std::pair<std::vector<TooLong>, std::vector<std::string>>
+frame_chunks(std::vector<std::string> chunks, std::size_t max_line_bytes)
+{
+  boost::asio::io_context context;
+  ChunkStream stream(context, std::move(chunks));
+  std::vector<TooLong> too_long;
+  std::vector<std::string> lines;
+  boost::asio::co_spawn(context, [&]() -> Task<void> {
+    LineReader reader(stream, max_line_bytes);
+    for (;;) {
+      const LineEvent event = co_await reader.next();
+      if (event.status == LineStatus::eof) break;
+      if (event.status == LineStatus::too_long) {
+        too_long.push_back({std::string(event.text), event.length});
+      } else {
+        lines.emplace_back(event.text);
+      }
+    }
+  }, boost::asio::detached);
+  context.run();
+  return {too_long, lines};
+}
+
+} // namespace
+
+TEST_SUITE("framing")
+{
+  TEST_CASE("a discarded line's tail is its true last bytes, however the reads split it")
+  {
+    // An answer over the limit whose id is at its end: the last read may
+    // bring only a few of its bytes ("55}"), the rest of the id having come
+    // in reads that were discarded.
+    std::string line = R"({"result":{"content":[{"type":"text","text":")";
+    line += std::string(20'000, 'x') + R"("}]},"jsonrpc":"2.0","id":55})";
+    const std::string tail = line.substr(line.size() - k_tail_bytes);
+    for (std::size_t last = 1; last <= 40; ++last) {
+      for (const std::size_t middle : {std::size_t{1}, std::size_t{7}, std::size_t{600}}) {
+        CAPTURE(last);
+        CAPTURE(middle);
+        const std::size_t cut = line.size() - last;
+        const auto [too_long, lines] = frame_chunks(
+          {line.substr(0, cut - middle), line.substr(cut - middle, middle),
+           line.substr(cut) + "\nnext\n"},
+          4096);
+        REQUIRE(too_long.size() == 1);
+        CHECK(too_long.front().tail == tail);
+        CHECK(too_long.front().length == line.size());
+        CHECK(lines == std::vector<std::string>{"next"});
+      }
+    }
+    // Read a byte at a time, and cut off by the end of the stream.
+    std::vector<std::string> bytes;
+    for (const char c : line.substr(line.size() - 100)) {
+      bytes.emplace_back(1, c);
+    }
+    bytes.insert(bytes.begin(), line.substr(0, line.size() - 100));
+    const auto [unterminated, none] = frame_chunks(bytes, 4096);
+    REQUIRE(unterminated.size() == 1);
+    CHECK(unterminated.front().tail == tail);
+    CHECK(unterminated.front().length == line.size());
+    CHECK(none.empty());
   }
 }
