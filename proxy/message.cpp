@@ -51,6 +51,52 @@ std::optional<std::string> replace_lone_surrogates(std::string_view text)
   return fixed;
 }
 
+// `text` with each number too large for a double (1e400, which JSON.parse
+// reads as Infinity and nlohmann rejects) written as the largest double of
+// its sign, so that fsguard reads the message the upstream sees: an id or a
+// code of that size is no safe integer either way. Nothing if none.
+std::optional<std::string> replace_infinite_numbers(std::string_view text)
+{
+  std::optional<std::string> fixed;
+  std::size_t copied = 0;
+  bool in_string = false;
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    const char c = text[at];
+    if (in_string) {
+      at += c == '\\' ? 1 : 0;
+      in_string = c != '"';
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (c != '-' && (c < '0' || c > '9')) {
+      continue;
+    }
+    std::size_t end = at + 1;
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) != 0
+                                 || text[end] == '.' || text[end] == 'e' || text[end] == 'E'
+                                 || text[end] == '+' || text[end] == '-')) {
+      ++end;
+    }
+    const std::string number(text.substr(at, end - at));
+    if (std::isinf(std::strtod(number.c_str(), nullptr))) {
+      if (!fixed) {
+        fixed.emplace();
+      }
+      fixed->append(text.substr(copied, at - copied));
+      fixed->append(c == '-' ? "-1.7976931348623157e308" : "1.7976931348623157e308");
+      copied = end;
+    }
+    at = end - 1;
+  }
+  if (fixed) {
+    fixed->append(text.substr(copied));
+  }
+  return fixed;
+}
+
 } // namespace
 
 std::size_t nesting_depth(std::string_view text)
@@ -574,6 +620,17 @@ nlohmann::json parse_without_content(std::string_view text, std::optional<Conten
 
 } // namespace
 
+std::string_view json_parse_rejects(std::string_view line)
+{
+  if (line.starts_with("\xEF\xBB\xBF")) {
+    return "it begins with a byte-order mark";
+  }
+  if (line.find('\0') != std::string_view::npos) {
+    return "it holds a NUL byte";
+  }
+  return {};
+}
+
 ClientMessage parse_client_message(std::string_view line)
 {
   ClientMessage message;
@@ -584,8 +641,9 @@ ClientMessage parse_client_message(std::string_view line)
 void parse_client_message(std::string_view line, ClientMessage& message)
 {
   message.kind = MessageKind::invalid;
-  if (!read_json_fast(line, message.body, message.content.hash, &message.content.text,
-                      &message.content.traits)) {
+  const bool read_fast = read_json_fast(line, message.body, message.content.hash,
+                                        &message.content.text, &message.content.traits);
+  if (!read_fast) {
     // What the fast reader built before it gave up goes first: the full
     // parser builds the whole tree again.
     release_tree(message.body);
@@ -606,10 +664,17 @@ void parse_client_message(std::string_view line, ClientMessage& message)
     if (auto replaced = replace_lone_surrogates(repaired)) {
       repaired = std::move(*replaced);
     }
+    if (auto replaced = replace_infinite_numbers(repaired)) {
+      repaired = std::move(*replaced);
+    }
     message.body = parse_without_content(repaired, message.content.hash);
   }
   if (message.body.is_discarded()) {
     message.kind = MessageKind::invalid;
+    return;
+  }
+  if (!read_fast && !json_parse_rejects(line).empty()) {
+    message.kind = MessageKind::unreadable; // the fast reader reads what JSON.parse does
     return;
   }
   if (message.body.is_array()) {
@@ -1122,6 +1187,41 @@ bool is_sdk_integer(const nlohmann::json& value)
   return false;
 }
 
+// Why the SDK's schema rejects `meta`, a params._meta or a result's _meta
+// (`where` names it): an object whose progressToken, if there, is a string
+// or a safe integer, and whose related-task entry, if there, is an object
+// with a string taskId. "" if none.
+std::string meta_problem(const nlohmann::json& meta, std::string_view where)
+{
+  if (!meta.is_object()) {
+    return "\"" + std::string(where) + "\" must be an object";
+  }
+  const auto token = meta.find(std::string_view("progressToken"));
+  if (token != meta.end() && !token->is_string() && !is_sdk_integer(*token)) {
+    return "\"" + std::string(where) + ".progressToken\" must be a string or an integer";
+  }
+  const auto task = meta.find(std::string_view("io.modelcontextprotocol/related-task"));
+  if (task != meta.end()) {
+    const auto task_id = task->is_object() ? task->find(std::string_view("taskId")) : task->end();
+    if (!task->is_object() || task_id == task->end() || !task_id->is_string()) {
+      return "\"" + std::string(where)
+             + ".io.modelcontextprotocol/related-task\" must be an object with a string taskId";
+    }
+  }
+  return {};
+}
+
+// Why the SDK's schema rejects `params` of a request or a notification: an
+// object whose _meta, if there, passes meta_problem(). "" if none.
+std::string params_problem(const nlohmann::json& params)
+{
+  if (!params.is_object()) {
+    return "\"params\" must be an object";
+  }
+  const auto meta = params.find(std::string_view("_meta"));
+  return meta == params.end() ? std::string() : meta_problem(*meta, "params._meta");
+}
+
 } // namespace
 
 std::string request_the_server_drops(const nlohmann::json& request)
@@ -1149,24 +1249,78 @@ std::string request_the_server_drops(const RequestMembers& members)
     return "a request has no members but \"jsonrpc\", \"id\", \"method\" and \"params\"";
   }
   if (params != nullptr) {
-    if (!params->is_object()) {
-      return "\"params\" must be an object";
-    }
-    const auto meta = params->find(std::string_view("_meta"));
-    if (meta != params->end()) {
-      if (!meta->is_object()) {
-        return "\"params._meta\" must be an object";
-      }
-      const auto token = meta->find(std::string_view("progressToken"));
-      if (token != meta->end() && !token->is_string() && !is_sdk_integer(*token)) {
-        return "\"params._meta.progressToken\" must be a string or an integer";
-      }
+    if (auto problem = params_problem(*params); !problem.empty()) {
+      return problem;
     }
   }
   if (id->is_string() || is_sdk_integer(*id)) {
     return {};
   }
   return "the id must be a string or an integer of at most 2^53-1 in size";
+}
+
+std::string message_the_server_drops(const nlohmann::json& message)
+{
+  if (!message.is_object()) {
+    return "a message is a JSON object";
+  }
+  const RequestMembers members = request_members(message);
+  if (members.method != &null_value() && members.id != &null_value()) {
+    return request_the_server_drops(members);
+  }
+  const nlohmann::json* result = nullptr;
+  const nlohmann::json* error = nullptr;
+  bool has_id = false;
+  for (const auto& [key, value] : message.get_ref<const nlohmann::json::object_t&>()) {
+    const std::string_view name = key;
+    has_id = has_id || name == "id";
+    result = name == "result" ? &value : result;
+    error = name == "error" ? &value : error;
+  }
+  const nlohmann::json& version = *members.version;
+  if (!version.is_string() || version.get_ref<const std::string&>() != "2.0") {
+    return "\"jsonrpc\" must be \"2.0\"";
+  }
+  if (members.other_member) {
+    return "a message has no members but \"jsonrpc\", \"id\", \"method\", \"params\", "
+           "\"result\" and \"error\"";
+  }
+  if (message.contains("method")) { // a notification
+    if (!members.method->is_string()) {
+      return "\"method\" must be a string";
+    }
+    if (members.answer_member) {
+      return "a notification has no \"result\" or \"error\"";
+    }
+    return members.params == nullptr ? std::string() : params_problem(*members.params);
+  }
+  if (members.params != nullptr) {
+    return "\"params\" belongs to a request or a notification";
+  }
+  if (has_id && !members.id->is_string() && !is_sdk_integer(*members.id)) {
+    return "the id must be a string or an integer of at most 2^53-1 in size";
+  }
+  if (result != nullptr && error != nullptr) {
+    return "an answer has a \"result\" or an \"error\", not both";
+  }
+  if (result != nullptr) {
+    if (!has_id) {
+      return "an answer with a \"result\" has an id";
+    }
+    if (!result->is_object()) {
+      return "\"result\" must be an object";
+    }
+    const auto meta = result->find(std::string_view("_meta"));
+    return meta == result->end() ? std::string() : meta_problem(*meta, "result._meta");
+  }
+  if (error != nullptr) {
+    const auto& code = member(*error, "code");
+    if (!error->is_object() || !is_sdk_integer(code) || !member(*error, "message").is_string()) {
+      return "\"error\" must be an object with an integer \"code\" and a string \"message\"";
+    }
+    return {};
+  }
+  return "a message has a \"method\", a \"result\" or an \"error\"";
 }
 
 } // namespace fsguard

@@ -23,7 +23,14 @@ enum class MessageKind {
   invalid,      // not JSON
   too_deep,     // nested deeper than k_max_nesting: refused, never parsed
   bad_id,       // a request whose id is not a string or a number
+  unreadable,   // JSON to fsguard, but not to the server's JSON.parse (json_parse_rejects)
 };
+
+// Why Node's JSON.parse, which the MCP SDK reads each line with, rejects
+// `line`, which nlohmann's parser reads: it begins with a UTF-8 byte-order
+// mark (which nlohmann skips), or holds a NUL byte (where nlohmann stops
+// reading). "" if neither.
+std::string_view json_parse_rejects(std::string_view line);
 
 // The deepest nesting of arrays and objects fsguard accepts in a message.
 // MCP messages are shallow; the limit keeps recursion in the JSON library
@@ -248,5 +255,14 @@ std::string request_the_server_drops(const RequestMembers& members);
 // "method", or any other member (the schema is strict). "" if none. A
 // number is an integer as JSON.parse reads it: 7.0 and 9e0 are.
 std::string request_the_server_drops(const nlohmann::json& request);
+
+// Why the MCP SDK's schema (JSONRPCMessageSchema) would reject `message`, a
+// parsed line of any kind, so that the server drops it unanswered: a
+// request as request_the_server_drops() says; a notification with a wrong
+// "jsonrpc", "method" or "params"; an answer with a wrong "jsonrpc" or id,
+// a "result" that is not an object, an "error" without an integer code and
+// a string message, or both; any other member; or no "method", "result"
+// or "error" at all. "" if none.
+std::string message_the_server_drops(const nlohmann::json& message);
 
 } // namespace fsguard

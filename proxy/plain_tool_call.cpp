@@ -154,11 +154,14 @@ private:
   // params._meta as the SDK's client sends it with a progress callback: an
   // object whose "progressToken", if there, is a plain string or a safe
   // integer (request_the_server_drops() refuses other kinds); its other
-  // members any JSON.
+  // members any JSON but a related task's, which the full path checks.
   bool read_meta()
   {
     bool token = false;
     return read_members([&](std::string_view key) {
+             if (key == "io.modelcontextprotocol/related-task") {
+               return false; // the schema takes only {"taskId": string}
+             }
              if (key != "progressToken") {
                return skip_value(3);
              }

@@ -38,6 +38,15 @@ nlohmann::json shallow_id(std::string_view text)
   return id.is_string() || id.is_number() ? id : nlohmann::json();
 }
 
+// Whether `message` answers a request of fsguard's own (its id starts with
+// k_own_id_prefix), which never reaches the server.
+bool answers_own_request(const ClientMessage& message)
+{
+  const auto& id = member(message.body, "id");
+  return message.kind == MessageKind::response && id.is_string()
+         && id.get_ref<const std::string&>().starts_with(k_own_id_prefix);
+}
+
 // The longest line whose parsed tree is kept for the next line to reuse
 // (requests are short and alike); a longer one's is freed before fsguard
 // waits on a peer, so that its memory is not held twice.
@@ -76,11 +85,33 @@ Task<void> handle_client_line(Session& session, OutgoingLine line, std::string_v
                               ClientMessage& message, Outbox& out)
 {
   parse_client_message(text, message);
+  if (message.kind == MessageKind::notification || message.kind == MessageKind::response
+      || message.kind == MessageKind::other) {
+    if (const auto problem = message_the_server_drops(message.body);
+        !problem.empty() && !answers_own_request(message)) {
+      free_tree_if_long(message, text.size());
+      co_await send(session.to_client,
+                    error_response(nullptr, RpcError::invalid_request,
+                                   "fsguard: invalid message, which the server would drop: "
+                                     + problem));
+      co_return;
+    }
+  }
   if (message.kind == MessageKind::invalid || message.kind == MessageKind::too_deep
       || message.kind == MessageKind::bad_id || message.kind == MessageKind::batch) {
     free_tree_if_long(message, text.size()); // refused: not held while the refusal waits
   }
   switch (message.kind) {
+  case MessageKind::unreadable: {
+    const auto& id = member(message.body, "id");
+    std::string refusal = error_response(
+      id.is_string() || id.is_number() ? id : nlohmann::json(), RpcError::parse_error,
+      "fsguard: parse error: the server would not read this line, as "
+        + std::string(json_parse_rejects(text)) + "; send plain JSON, one message per line");
+    free_tree_if_long(message, text.size());
+    co_await send(session.to_client, std::move(refusal));
+    co_return;
+  }
   case MessageKind::invalid:
     session.log.warn("the client sent a line that is not valid JSON; answered with a parse error "
                      "and did not forward it");

@@ -142,6 +142,25 @@ test('ids and progress tokens written as integral floats reach the server, which
   assert.equal((await h.response(9007199254740992, 5000)).error?.code, -32600);
 });
 
+test('a line the server\'s JSON.parse would reject (a byte-order mark, a NUL byte) is answered by fsguard, never forwarded', async (t) => {
+  const ws = workspace(t, { 'a.txt': 'a\n' });
+  const h = rawGuard(t, ws.dir);
+  await h.initialize(1);
+  const read = JSON.stringify(toolCall(2, 'read_text_file', { path: ws.file('a.txt') }));
+  h.child.stdin.write(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(read + '\n')]));
+  const bom = await h.response(2, 5000);
+  assert.equal(bom.error?.code, -32700, JSON.stringify(bom));
+  assert.match(bom.error.message, /byte-order mark/);
+  h.send(JSON.stringify(toolCall(3, 'list_directory', { path: ws.dir })) + '\u0000');
+  assert.equal((await h.response(3, 5000)).error?.code, -32700);
+  // Neither went upstream: the read left no record to hold the write back,
+  // and the write that follows is refused as blind.
+  h.send(toolCall(4, 'write_file', { path: ws.file('a.txt'), content: 'blind\n' }));
+  const veto = await h.response(4, 5000);
+  assert.equal(veto.result?._meta?.['fsguard/veto']?.code, 'not_read', JSON.stringify(veto));
+  assert.equal(h.messages.filter((m) => m.id === 2 || m.id === 3).length, 2, 'one answer each');
+});
+
 test('at client EOF, a write held behind a read is still forwarded and answered', async (t) => {
   const ws = workspace(t, { 'a.txt': 'a\n' });
   const h = rawGuard(t, ws.dir);

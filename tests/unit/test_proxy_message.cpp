@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,92 @@ TEST_SUITE("message")
     CHECK(problem(R"({"jsonrpc":"2.0","id":9007199254740992,"method":"m"})") == bad_id);
     CHECK(problem(R"({"jsonrpc":"2.0","id":-9007199254740992,"method":"m"})") == bad_id);
     CHECK(problem(R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"m"})") == bad_id); // no |x|
+  }
+
+  TEST_CASE("what JSON.parse rejects and nlohmann reads is told apart, its id kept")
+  {
+    const std::string request = R"({"jsonrpc":"2.0","id":7,"method":"ping"})";
+    CHECK(json_parse_rejects(request).empty());
+    CHECK(json_parse_rejects("\xEF\xBB\xBF" + request) == "it begins with a byte-order mark");
+    CHECK(json_parse_rejects(" \xEF\xBB\xBF" + request).empty()); // no JSON either way
+    for (const std::string& line : {"\xEF\xBB\xBF" + request, request + std::string(1, '\0'),
+                                    request + std::string(1, '\0') + "garbage"}) {
+      CAPTURE(line);
+      const auto message = parse_client_message(line);
+      CHECK(message.kind == MessageKind::unreadable);
+      CHECK(message.body["id"] == 7); // answered under it
+    }
+    CHECK(json_parse_rejects(request + std::string(1, '\0')) == "it holds a NUL byte");
+    // Inside a string or before the JSON, neither parser reads it.
+    CHECK(parse_client_message(std::string(1, '\0') + request).kind == MessageKind::invalid);
+    CHECK(parse_client_message(R"({"jsonrpc":"2.0","id":"a)" + std::string(1, '\0') + R"(","method":"m"})")
+            .kind
+          == MessageKind::invalid);
+  }
+
+  TEST_CASE("a number too large for a double is read as JSON.parse reads it, not refused")
+  {
+    const auto message = parse_client_message(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"a":1e400,"b":-1E+999,"c":"1e400"}}})");
+    REQUIRE(message.kind == MessageKind::request);
+    const auto& arguments = message.body["params"]["arguments"];
+    CHECK(arguments["a"].get<double>() == std::numeric_limits<double>::max());
+    CHECK(arguments["b"].get<double>() == -std::numeric_limits<double>::max());
+    CHECK(arguments["c"] == "1e400"); // a string is left as it is
+    // As an id or a token it is no safe integer, as Infinity is not.
+    CHECK_FALSE(request_the_server_drops(parse_client_message(
+                                           R"({"jsonrpc":"2.0","id":1e400,"method":"m"})")
+                                           .body)
+                  .empty());
+  }
+
+  TEST_CASE("the rule a message that is no request breaks, that makes the server drop it, is named")
+  {
+    const auto problem = [](const char* text) {
+      return message_the_server_drops(nlohmann::json::parse(text));
+    };
+    // What the SDK's JSONRPCMessageSchema takes.
+    for (const char* taken :
+         {R"({"jsonrpc":"2.0","method":"notifications/x"})",
+          R"({"jsonrpc":"2.0","method":"n","params":{"_meta":{"progressToken":3.0},"x":1}})",
+          R"({"jsonrpc":"2.0","id":1,"result":{}})", R"({"jsonrpc":"2.0","id":"a","result":{"_meta":{}}})",
+          R"({"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"m","data":[1]}})",
+          R"({"jsonrpc":"2.0","error":{"code":-1.0,"message":"m","extra":1}})",
+          R"({"jsonrpc":"2.0","method":"n","params":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t"}}}})"}) {
+      CAPTURE(taken);
+      CHECK(problem(taken).empty());
+    }
+    CHECK(problem("5") == "a message is a JSON object");
+    CHECK(problem(R"({"method":"n"})") == R"("jsonrpc" must be "2.0")");
+    CHECK(problem(R"({"jsonrpc":"2.0","method":"n","x":1})")
+          == R"(a message has no members but "jsonrpc", "id", "method", "params", "result" and "error")");
+    CHECK(problem(R"({"jsonrpc":"2.0","method":5})") == R"("method" must be a string)");
+    CHECK(problem(R"({"jsonrpc":"2.0","method":"n","result":{}})")
+          == R"(a notification has no "result" or "error")");
+    CHECK(problem(R"({"jsonrpc":"2.0","method":"n","params":null})") == R"("params" must be an object)");
+    CHECK(problem(R"({"jsonrpc":"2.0","method":"n","params":{"_meta":{"progressToken":1.5}}})")
+          == R"("params._meta.progressToken" must be a string or an integer)");
+    CHECK(problem(R"({"jsonrpc":"2.0","method":"n","params":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":1}}}})")
+          == R"("params._meta.io.modelcontextprotocol/related-task" must be an object with a string taskId)");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"params":{}})") == R"("params" belongs to a request or a notification)");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1.5,"result":{}})")
+          == "the id must be a string or an integer of at most 2^53-1 in size");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}})")
+          == "the id must be a string or an integer of at most 2^53-1 in size");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}})")
+          == R"(an answer has a "result" or an "error", not both)");
+    CHECK(problem(R"({"jsonrpc":"2.0","result":{}})") == R"(an answer with a "result" has an id)");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"result":[]})") == R"("result" must be an object)");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"result":{"_meta":{"progressToken":null}}})")
+          == R"("result._meta.progressToken" must be a string or an integer)");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}})")
+          == R"("error" must be an object with an integer "code" and a string "message")");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1})") == R"(a message has a "method", a "result" or an "error")");
+    // A request is judged as request_the_server_drops() judges it.
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1.5,"method":"m"})")
+          == "the id must be a string or an integer of at most 2^53-1 in size");
+    CHECK(problem(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/related-task":5}}})")
+          == R"("params._meta.io.modelcontextprotocol/related-task" must be an object with a string taskId)");
   }
 
   TEST_CASE("a released tree is null, however its arrays and objects nest")

@@ -139,6 +139,7 @@ TEST_SUITE("plain tool call")
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":null}}})",
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1,"progressToken":"a"}}})",
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":[]}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/related-task":5}}})",
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{},"_meta":{}}})",
       R"({"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"x"}})",
       R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"x"}})",
