@@ -155,6 +155,8 @@ void fuzz_client_message(std::string_view input)
   check_string_decoders(input);
   const ClientMessage message = parse_client_message(input);
   check_plain_tool_call(input, message);
+  check(message.kind != MessageKind::unreadable || !json_parse_rejects(input).empty());
+  (void)message_the_server_drops(message.body);
   if (message.kind != MessageKind::request && message.kind != MessageKind::notification) {
     return;
   }
