@@ -11,8 +11,11 @@
 #          server and the SDK client that scripts/demo.mjs drives).
 #   test   (the default) run, plus what the whole test suite needs: doctest,
 #          clang and libclang-rt (fuzzing), valgrind (benchmark check),
-#          node >= 20 and the npm packages of tests/integration
-#          and tests/profiles. Builds every target.
+#          node >= 20, the npm packages of tests/integration, tests/profiles
+#          and tests/clients (Claude Code, Codex and Gemini CLI, whose `mcp
+#          add` the client tests run), and an npm cache in tests/clients/npm-cache
+#          primed with the pinned server-filesystem, so that the `npx -y` form
+#          of docs/clients.md runs offline in the tests. Builds every target.
 #
 # Environment:
 #   FSGUARD_JOBS   parallel build jobs (default 2)
@@ -152,6 +155,23 @@ install_npm_folder() {
     step "npm packages in $dir: up to date"
   fi
 }
+# The npm cache the client tests give npx (npm_config_cache, with
+# npm_config_offline=true): `npx -y @modelcontextprotocol/server-filesystem@V`,
+# the form docs/clients.md tells users to register, then finds the server
+# installed in its _npx folder and needs no network. V is the version
+# tests/integration pins.
+prime_npx_cache() {
+  local cache="$PWD/tests/clients/npm-cache" version spec
+  version="$(node -p 'require("./tests/integration/package.json").dependencies["@modelcontextprotocol/server-filesystem"]')"
+  spec="@modelcontextprotocol/server-filesystem@$version"
+  if npm_config_cache="$cache" npm_config_offline=true npx -y -p "$spec" true >/dev/null 2>&1; then
+    step "npx cache in tests/clients/npm-cache: $spec is there"
+  else
+    step "priming the npx cache in tests/clients/npm-cache with $spec"
+    npm_config_cache="$cache" npx -y -p "$spec" true >&2 ||
+      die "npx could not install $spec into tests/clients/npm-cache"
+  fi
+}
 case "$purpose" in
   # scripts/demo: the filesystem server and SDK client of scripts/demo.mjs.
   demo) install_npm_folder scripts/demo ;;
@@ -159,9 +179,13 @@ case "$purpose" in
   # servers the tests run (devDependencies included). tests/profiles:
   # third-party filesystem servers for the profile tests (installed with
   # scripts disabled by its .npmrc).
+  # tests/clients: the real clients (installed with scripts disabled by its
+  # .npmrc: each ships its native binary or bundle in a package).
   test)
     install_npm_folder tests/integration
     install_npm_folder tests/profiles
+    install_npm_folder tests/clients
+    prime_npx_cache
     ;;
 esac
 
