@@ -11,9 +11,10 @@
 //  - a second run finds nothing to do; --undo restores each file byte for byte;
 //  - configs fsguard cannot rewrite whole are refused, saying why, unchanged.
 //
-// The clients' own CLIs (claude, codex, gemini) are not installed where these
-// tests run, so the configs their `mcp add` commands write are fixtures in the
-// exact shape each writes:
+// The configs of Claude Code, Codex and Gemini CLI here are fixtures in the
+// exact shape each client's `mcp add` writes, with a server that runs without
+// npx; adopt_real_clients.test.mjs runs the real clients' `mcp add` (pinned
+// in tests/clients) and adopts what they wrote:
 //  - Claude Code: `claude mcp add fs -- CMD ARGS` (the default, local scope)
 //    adds projects[<cwd>].mcpServers.fs = {type: "stdio", command, args, env: {}}
 //    to ~/.claude.json; `--scope user` adds the same under the top-level

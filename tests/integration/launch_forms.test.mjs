@@ -12,9 +12,14 @@
 // options out of the line first, so its forms run through the pinned
 // Inspector itself.
 //
+// The `claude`, `codex` and `gemini mcp add` lines docs/clients.md gives are
+// read from the doc and run by the real clients (tests/clients); the entry
+// each stored is started as the client starts it, from the project.
+//
 // No network: `npx -y @modelcontextprotocol/server-filesystem@<pinned>` runs
-// with npm_config_offline=true from this folder, where npx finds the pinned
-// copy in node_modules.
+// with npm_config_offline=true, from this folder (where npx finds the pinned
+// copy in node_modules) or, for the doc's lines, from the project with the
+// npm cache scripts/setup.sh primed (tests/clients/npm-cache).
 //
 //   node --test --test-concurrency=1 launch_forms.test.mjs      (FSGUARD_BIN=/path/to/fsguard)
 
@@ -33,11 +38,9 @@ import {
 import {
   INSPECTOR, ORIGINAL, assertWriteVeto, jsonOut, runCli,
 } from './lib/clients.mjs';
-
-const SERVER_PACKAGE = '@modelcontextprotocol/server-filesystem';
-/** The server as docs/clients.md names it for npx: the package at its pinned version. */
-const SERVER_SPEC = `${SERVER_PACKAGE}@${
-  JSON.parse(fs.readFileSync(path.join(TESTS_DIR, 'package.json'), 'utf8')).dependencies[SERVER_PACKAGE]}`;
+import {
+  SERVER_SPEC, clientsMissing, offlineEnv, runClient, startEntry,
+} from './lib/real_clients.mjs';
 
 /**
  * A workspace with a.txt (ORIGINAL), a sub/ folder, a config file that
@@ -132,6 +135,78 @@ test('fsguard --config F node server.js DIR applies the config and starts the co
     undefined, { timeout: REQUEST_TIMEOUT_MS });
   assertWriteVeto(blind, 'not_read', inside, 'blind write inside confine_to');
   assert.equal(fs.readFileSync(inside, 'utf8'), 'b\n');
+});
+
+// ---------------------------------------------------------------------------
+// the `mcp add` lines of docs/clients.md, run by the real clients
+
+const DOCS_CLIENTS = path.resolve(TESTS_DIR, '..', '..', 'docs', 'clients.md');
+
+/** The line of docs/clients.md that registers fsguard with `client mcp add` in the npx form. */
+function docLine(client) {
+  const line = new RegExp(`^${client} mcp add .*\\bfsguard npx .*$`, 'm').exec(fs.readFileSync(DOCS_CLIENTS, 'utf8'));
+  assert.ok(line, `docs/clients.md gives a ${client} mcp add line with fsguard npx`);
+  return line[0];
+}
+
+/**
+ * Runs the doc's `client mcp add` line, with the project put in, through the
+ * real client in `ws` (its home, fsguard on PATH, npx offline on the primed
+ * cache), and returns the environment the client runs servers with.
+ */
+async function addAsDocumented(ws, client) {
+  const missing = clientsMissing();
+  assert.equal(missing, undefined, missing);
+  assert.ok(fs.readFileSync(DOCS_CLIENTS, 'utf8').includes(`fsguard is tested with \`${SERVER_SPEC}\``),
+    `docs/clients.md says which server version fsguard is tested with: ${SERVER_SPEC}`);
+  const line = docLine(client);
+  assert.ok(line.split(/\s+/).includes(SERVER_SPEC),
+    `docs/clients.md names the server at the version the tests pin (${SERVER_SPEC}): ${line}`);
+  const [, ...args] = line.replace('/path/to/your/project', ws.dir).split(/\s+/);
+  const env = offlineEnv(ws.file('home'), ws.file('bin'));
+  const run = await runClient(client, args, { cwd: ws.dir, env });
+  assert.equal(run.code, 0, `${line}:\n${run.stdout}\n${run.stderr}`);
+  return env;
+}
+
+/** Starts the entry a client stored, as it does, and checks that fsguard guards it. */
+async function assertEntryGuards(t, ws, env, entry, form) {
+  assert.equal(entry.command, 'fsguard', `${form}: ${JSON.stringify(entry)}`);
+  assert.deepEqual(entry.args, ['npx', '-y', SERVER_SPEC, ws.dir], `${form}: stored as given, without --`);
+  const session = await startEntry(entry, { cwd: ws.dir, env });
+  t.after(session.close);
+  await assertGuarded(session.client, ws, form);
+}
+
+test("docs/clients.md's claude mcp add line: Claude Code stores it, and the stored entry starts fsguard offline and guards", async (t) => {
+  const ws = formWorkspace(t);
+  const env = await addAsDocumented(ws, 'claude');
+  const entry = JSON.parse(fs.readFileSync(ws.file('.mcp.json'), 'utf8')).mcpServers.fs;
+  const shown = await runClient('claude', ['mcp', 'get', 'fs'], { cwd: ws.dir, env });
+  assert.match(shown.stdout, /^\s*Command: fsguard$/m, shown.stdout + shown.stderr);
+  await assertEntryGuards(t, ws, env, entry, 'claude mcp add');
+});
+
+test("docs/clients.md's codex mcp add line: Codex stores it, and the stored entry starts fsguard offline and guards", async (t) => {
+  const ws = formWorkspace(t);
+  const env = await addAsDocumented(ws, 'codex');
+  const got = await runClient('codex', ['mcp', 'get', 'fs', '--json'], { cwd: ws.dir, env });
+  assert.equal(got.code, 0, got.stderr);
+  const { transport } = JSON.parse(got.stdout);
+  assert.deepEqual(transport.env, { FSGUARD_MODE: 'enforce' });
+  await assertEntryGuards(t, ws, env, transport, 'codex mcp add');
+});
+
+test("docs/clients.md's gemini mcp add line: Gemini CLI stores it and connects through fsguard; the entry guards", async (t) => {
+  const ws = formWorkspace(t);
+  const env = await addAsDocumented(ws, 'gemini');
+  // The folder trust docs/clients.md describes: without it, gemini starts no server here.
+  fs.mkdirSync(ws.file('home/.gemini'), { recursive: true });
+  fs.writeFileSync(ws.file('home/.gemini/trustedFolders.json'), JSON.stringify({ [ws.dir]: 'TRUST_FOLDER' }));
+  const list = await runClient('gemini', ['mcp', 'list'], { cwd: ws.dir, env });
+  assert.match(list.stdout + list.stderr, /fs: fsguard npx .* \(stdio\) - Connected$/m, list.stdout + list.stderr);
+  const entry = JSON.parse(fs.readFileSync(ws.file('.gemini/settings.json'), 'utf8')).mcpServers.fs;
+  await assertEntryGuards(t, ws, env, entry, 'gemini mcp add');
 });
 
 // ---------------------------------------------------------------------------
