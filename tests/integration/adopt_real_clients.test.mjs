@@ -24,7 +24,7 @@ import path from 'node:path';
 
 import { FSGUARD_BIN, callTool, makeWorkspace, vetoCode } from './lib/harness.mjs';
 import {
-  SERVER_SPEC, clientsMissing, offlineEnv, runClient, startEntry,
+  SERVER_SPEC, clientsMissing, geminiListUntil, offlineEnv, runClient, startEntry,
 } from './lib/real_clients.mjs';
 
 const FSGUARD = path.resolve(FSGUARD_BIN);
@@ -41,11 +41,11 @@ function clientHome(t) {
   const env = offlineEnv(home);
   const server = ['npx', '-y', SERVER_SPEC, project];
   const at = (relative) => path.join(ws.dir, relative);
-  /** Runs `client` in the project; fails the test unless it exits 0. Its stdout (both streams if `both`). */
-  const client = async (name, args, both = false) => {
+  /** Runs `client` in the project; fails the test unless it exits 0. Its stdout. */
+  const client = async (name, args) => {
     const run = await runClient(name, args, { cwd: project, env });
     assert.equal(run.code, 0, `${name} ${args.join(' ')}:\n${run.stdout}\n${run.stderr}`);
-    return both ? run.stdout + run.stderr : run.stdout;
+    return run.stdout;
   };
   return { ...ws, home, project, env, server, at, client };
 }
@@ -180,11 +180,10 @@ test('Gemini CLI: the settings.json gemini mcp add writes (project, user) are ad
     JSON.parse(read(h.at(files[1]))).mcpServers['fs-user']];
   await adoptAndGuard(h, files, entries);
 
-  // gemini writes the list on stderr.
-  const list = await h.client('gemini', ['mcp', 'list'], true);
-  for (const name of ['fs', 'fs-user']) {
-    assert.match(list, new RegExp(`${name}: ${escape(guardedLine(h))} \\(stdio\\) - Connected$`, 'm'), list);
-  }
+  const connected = (name) => new RegExp(`${name}: ${escape(guardedLine(h))} \\(stdio\\) - Connected$`, 'm');
+  const list = await geminiListUntil((text) => ['fs', 'fs-user'].every((name) => connected(name).test(text)),
+    { cwd: h.project, env: h.env });
+  for (const name of ['fs', 'fs-user']) assert.match(list, connected(name), list);
   adopt(h, ['--undo']);
   for (const entry of entries()) assert.deepEqual([entry.command, ...entry.args], h.server);
 });

@@ -39,7 +39,7 @@ import {
   INSPECTOR, ORIGINAL, assertWriteVeto, jsonOut, runCli,
 } from './lib/clients.mjs';
 import {
-  SERVER_SPEC, clientsMissing, offlineEnv, runClient, startEntry,
+  SERVER_SPEC, clientsMissing, geminiListUntil, offlineEnv, runClient, startEntry,
 } from './lib/real_clients.mjs';
 
 /**
@@ -203,8 +203,9 @@ test("docs/clients.md's gemini mcp add line: Gemini CLI stores it and connects t
   // The folder trust docs/clients.md describes: without it, gemini starts no server here.
   fs.mkdirSync(ws.file('home/.gemini'), { recursive: true });
   fs.writeFileSync(ws.file('home/.gemini/trustedFolders.json'), JSON.stringify({ [ws.dir]: 'TRUST_FOLDER' }));
-  const list = await runClient('gemini', ['mcp', 'list'], { cwd: ws.dir, env });
-  assert.match(list.stdout + list.stderr, /fs: fsguard npx .* \(stdio\) - Connected$/m, list.stdout + list.stderr);
+  const connected = /fs: fsguard npx .* \(stdio\) - Connected$/m;
+  const list = await geminiListUntil((text) => connected.test(text), { cwd: ws.dir, env });
+  assert.match(list, connected, list);
   const entry = JSON.parse(fs.readFileSync(ws.file('.gemini/settings.json'), 'utf8')).mcpServers.fs;
   await assertEntryGuards(t, ws, env, entry, 'gemini mcp add');
 });

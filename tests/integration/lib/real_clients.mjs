@@ -98,6 +98,22 @@ export function runClient(name, args, { cwd, env }) {
 }
 
 /**
+ * Runs `gemini mcp list` until `done(output)` holds for its output (both
+ * streams), up to three times; returns the last output. Gemini gives each
+ * server 5 s to connect there, and `npx` with fsguard in front takes up to 3 s
+ * of it on a loaded 2-core machine: a miss is retried, not taken for a failure.
+ */
+export async function geminiListUntil(done, { cwd, env }) {
+  let shown = '';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const run = await runClient('gemini', ['mcp', 'list'], { cwd, env });
+    shown = run.stdout + run.stderr;
+    if (run.code === 0 && done(shown)) break;
+  }
+  return shown;
+}
+
+/**
  * Starts a stored stdio entry ({command, args, env}) as its client does, in
  * `cwd` with `env` (plus the entry's own), and connects the SDK client to it.
  * Returns {client, close()}; the process tree is killed on close.
