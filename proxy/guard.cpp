@@ -6,6 +6,7 @@
 
 #include "proxy/client_limits.hpp"
 #include "proxy/content_hash.hpp"
+#include "proxy/guard/change_decision.hpp"
 #include "proxy/override_prompt.hpp"
 #include "proxy/plain_tool_call.hpp"
 #include "proxy/stale_change.hpp"
@@ -1100,38 +1101,33 @@ Guard::Verdict Guard::decide_change(CallInFlight& call, OutgoingLine& line)
     if (auto veto = unseen_veto(*file)) {
       return {veto, {}, {}};
     }
-    if (call.what.role == ToolRole::move) {
-      // The source loses nothing by moving. An existing destination is
-      // replaced by some servers whatever their tool says, so it must have
-      // been read whole, as for a write.
-      if (index == 1) {
-        if (auto veto = m_tracker.check_write(*file, WriteKind::overwrite,
-                                              m_settings.partial_read_allows_write,
-                                              call.sent_at)) {
-          return {veto, {}, {}};
-        }
-      }
-      continue;
-    }
-    const WriteKind kind =
-      call.what.role == ToolRole::write ? WriteKind::overwrite : WriteKind::edit;
-    if (kind == WriteKind::edit) {
+    // A move: the source loses nothing by moving. An existing destination
+    // is replaced by some servers whatever their tool says, so it must
+    // have been read whole, as for a write.
+    const ChangePath moved = index == 1 ? ChangePath::move_destination : ChangePath::move_source;
+    const ChangePath path = call.what.role == ToolRole::move    ? moved
+                            : call.what.role == ToolRole::write ? ChangePath::write
+                                                                : ChangePath::edit;
+    if (path == ChangePath::edit) {
       // Taken first: a veto let through (warn, off) licenses nothing whole.
       call.licensed_extent[index] = m_tracker.extent_of(*file, call.sent_at);
     }
-    if (auto veto = m_tracker.check_write(*file, kind, m_settings.partial_read_allows_write,
-                                          call.sent_at)) {
-      if (veto->code == VetoCode::changed && call.files.size() == 1) {
-        return stale_change(call, line, *file, std::move(*veto));
-      }
-      return {veto, {}, {}};
+    ChangeFacts facts{path};
+    if (path != ChangePath::move_source) {
+      facts.check = m_tracker.check_write(*file, write_kind(path),
+                                          m_settings.partial_read_allows_write, call.sent_at);
     }
-    if (kind == WriteKind::overwrite) {
-      if (auto veto = undoes_shown_change(call, line.text(), *file)) {
-        return {veto, {}, {}};
-      }
+    if (facts.check && facts.check->code == VetoCode::changed && call.files.size() == 1) {
+      return stale_change(call, line, *file, std::move(*facts.check));
     }
-    if (call.what.result_is_diff) {
+    if (!facts.check) {
+      facts.shown = shown_change(call, line.text(), path, *file);
+    }
+    ChangeDecision decision = decide(facts, *file);
+    if (decision.outcome == ChangeOutcome::veto) {
+      return {std::move(decision.veto), {}, {}};
+    }
+    if (path == ChangePath::edit && call.what.result_is_diff) {
       call.edit_base = content_seen(*file);
     }
   }
@@ -1150,27 +1146,43 @@ std::optional<std::string> Guard::written_text(const CallInFlight& call, std::st
   return raw ? decoded_json_string(*raw, max_bytes) : std::nullopt;
 }
 
-std::optional<Veto> Guard::undoes_shown_change(const CallInFlight& call, std::string_view line,
-                                               const std::string& file)
+bool Guard::keeps_shown_change(const SeenRecord& record, const std::optional<std::string>& written)
 {
-  const SeenRecord* record = m_tracker.find(file);
-  if (record == nullptr || !record->shown_over || call.sent_at >= record->shown_over->until) {
+  const auto seen = m_kept.find(record.shown_over->hash);
+  const auto shown = m_kept.find(record.shown_over->shown);
+  return seen && shown && written && keeps_change(*seen, *shown, *written);
+}
+
+std::optional<std::string> Guard::checked_written_text(const CallInFlight& call,
+                                                       std::string_view line)
+{
+  auto written = written_text(call, line, m_kept.budget().file_bytes);
+  if (!written || !call.expected || m_disk.hash_of(*written) != *call.expected) {
     return std::nullopt;
   }
-  const auto seen = m_kept.find(record->shown_over->hash);
-  const auto shown = m_kept.find(record->hash);
-  const auto written = written_text(call, line, m_kept.budget().file_bytes);
-  if (seen && shown && written && call.expected
-      && m_disk.hash_of(*written) == *call.expected) {
-    if (keeps_change(*seen, *shown, *written)) {
-      return std::nullopt;
-    }
+  return written;
+}
+
+ShownChange Guard::shown_change(const CallInFlight& call, std::string_view line, ChangePath path,
+                                const std::string& file)
+{
+  const SeenRecord* record = m_tracker.find(file);
+  if (!replaces_content(path) || !bound_to_shown_change(record, call.sent_at)) {
+    return ShownChange::not_bound;
   }
-  Veto veto;
-  veto.code = VetoCode::changed;
-  veto.path = file;
-  veto.undoes_shown_change = true;
-  return veto;
+  std::optional<std::string> leaves;
+  if (path == ChangePath::move_destination) {
+    // A move that replaces the file leaves the source's bytes in it.
+    if (call.files.front()) {
+      if (auto bytes = m_disk.read(*call.files.front());
+          bytes && bytes->size() <= m_kept.budget().file_bytes) {
+        leaves = std::move(bytes).value();
+      }
+    }
+  } else {
+    leaves = checked_written_text(call, line);
+  }
+  return keeps_shown_change(*record, leaves) ? ShownChange::kept : ShownChange::not_kept;
 }
 
 Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line, const std::string& file,
@@ -1241,9 +1253,12 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line, const
       if (!call.what.result_is_diff) {
         call.expected = m_disk.hash_of(rebased.value());
       }
-      return carry_over(CarriedOver{CarriedOver::How::rebase, *veto.seen_hash, now->hash,
-                                    rebase_note(spelled, veto.cause, diff), veto.diff_complete,
-                                    std::move(rebased).value()});
+      if (decide({.path = ChangePath::rebased_edit, .carried_over = veto}, file).outcome
+          == ChangeOutcome::rebase) {
+        return carry_over(CarriedOver{CarriedOver::How::rebase, *veto.seen_hash, now->hash,
+                                      rebase_note(spelled, veto.cause, diff), veto.diff_complete,
+                                      std::move(rebased).value()});
+      }
     } else {
       veto.not_rebased = rebased.error().reason;
     }
@@ -1251,7 +1266,19 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line, const
   if (text && call.what.role == ToolRole::write
       && m_settings.stale_write == StaleWrite::merge && call.expected) {
     const auto written = written_text(call, line.text(), limit);
-    const auto merged = written && m_disk.hash_of(*written) == *call.expected
+    const bool own = written && m_disk.hash_of(*written) == *call.expected;
+    // A write that does not keep a change fsguard showed before may have
+    // been made from the version before it: merged, it would undo it.
+    ChangeFacts facts{.path = ChangePath::merged_write, .carried_over = veto};
+    if (own && bound_to_shown_change(record, call.sent_at)) {
+      facts.shown = keeps_shown_change(*record, written) ? ShownChange::kept
+                                                         : ShownChange::not_kept;
+    }
+    ChangeDecision decision = decide(facts, file);
+    if (decision.outcome == ChangeOutcome::veto) {
+      veto = std::move(*decision.veto); // the diff kept, and why it was not merged
+    }
+    const auto merged = own && decision.outcome == ChangeOutcome::merge
                           ? merge_write(seen_text, *written, *current)
                           : std::nullopt;
     if (merged && merged->clean) {

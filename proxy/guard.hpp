@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proxy/call_in_flight.hpp"
+#include "proxy/guard/change_decision.hpp"
 #include "proxy/guard_settings.hpp"
 #include "proxy/ledger.hpp"
 #include "proxy/message.hpp"
@@ -457,13 +458,21 @@ private:
   void settle_override(const std::string& key, const nlohmann::json* answer, std::string said,
                        Outbox& out, Clock::time_point now);
   // Decides the change `call` (raw request `line`, rewritten when a stale
-  // write is merged).
+  // write is merged): each file's facts gathered and handed to decide()
+  // (proxy/guard/change_decision.hpp), the one decision on every change.
   Verdict decide_change(CallInFlight& call, OutgoingLine& line);
-  // The veto of a whole-file write of `file` (raw request `line`) that
-  // would undo a change the agent knows only from fsguard's own text, and
-  // may have written before it took that text in; nothing if it keeps it.
-  std::optional<Veto> undoes_shown_change(const CallInFlight& call, std::string_view line,
-                                          const std::string& file);
+  // What the keep-the-change rule finds of the content that `call` (raw
+  // request `line`), a change of `file` by `path`, would leave: a write's
+  // content, a move's source bytes.
+  ShownChange shown_change(const CallInFlight& call, std::string_view line, ChangePath path,
+                           const std::string& file);
+  // Whether `written` (nothing: not known) keeps the change `record`'s
+  // shown_over names, as the kept texts of both its versions show it.
+  bool keeps_shown_change(const SeenRecord& record, const std::optional<std::string>& written);
+  // The content of the write `call` (raw request `line`), if at most the
+  // kept texts' file size and with the content hash the call was described
+  // with.
+  std::optional<std::string> checked_written_text(const CallInFlight& call, std::string_view line);
   // The content the write `call` (raw request `line`) puts in its file, if
   // at most `max_bytes`: as the reader decoded it, or else from the line.
   static std::optional<std::string> written_text(const CallInFlight& call, std::string_view line,

@@ -1,7 +1,6 @@
 #include "proxy/stale_change.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 #include <vector>
 
@@ -133,79 +132,68 @@ std::optional<MergedText> merge_write(std::string_view seen, std::string_view wr
 
 namespace {
 
-// The whitespace-separated words of `text`.
-std::vector<std::string_view> words_of(std::string_view text)
+// `text` ending in "\n": a last line without one is compared as the line it
+// would be with one (the final newline itself is looked at apart).
+std::string with_final_newline(std::string_view text)
 {
-  std::vector<std::string_view> words;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) {
-      ++at;
-    }
-    std::size_t end = at;
-    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) {
-      ++end;
-    }
-    if (end > at) {
-      words.push_back(text.substr(at, end - at));
-    }
-    at = end;
+  std::string lines(text);
+  if (!lines.empty() && !lines.ends_with('\n')) {
+    lines += '\n';
   }
-  return words;
+  return lines;
 }
 
-// How many words must be taken out of and put into `from` to make `to`
-// (by their longest common subsequence); nothing past k_max_word_pairs.
-constexpr std::size_t k_max_word_pairs = 4'000'000;
-std::optional<std::size_t> word_distance(const std::vector<std::string_view>& from,
-                                         const std::vector<std::string_view>& to)
+bool ends_line(std::string_view text)
 {
-  if (from.size() * to.size() > k_max_word_pairs) {
-    return std::nullopt;
-  }
-  std::vector<std::size_t> row(to.size() + 1, 0);
-  for (const auto word : from) {
-    std::size_t diagonal = 0; // row[j - 1] of the previous row
-    for (std::size_t j = 1; j <= to.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = word == to[j - 1] ? diagonal + 1 : std::max(row[j], row[j - 1]);
-      diagonal = above;
-    }
-  }
-  return from.size() + to.size() - 2 * row[to.size()];
-}
-
-// Whether `ours`, in a region where both it and the change from `base` to
-// `theirs` changed the same lines, was made from `theirs`: it is nearer to
-// it than to `base`, word for word.
-bool made_from_theirs(std::string_view base, std::string_view theirs, std::string_view ours)
-{
-  const auto written = words_of(ours);
-  const auto to_theirs = word_distance(written, words_of(theirs));
-  const auto to_base = word_distance(written, words_of(base));
-  return to_theirs && to_base && *to_theirs < *to_base;
+  return text.empty() || text.ends_with('\n');
 }
 
 } // namespace
 
 bool keeps_change(std::string_view seen, std::string_view shown, std::string_view written)
 {
-  const auto regions = merge_regions(seen, written, shown);
-  if (!regions) {
+  if (ends_line(seen) != ends_line(shown) && ends_line(written) != ends_line(shown)) {
+    return false; // the change added or took away the final newline, the write does not
+  }
+  const std::string before = with_final_newline(seen);
+  const std::string after = with_final_newline(shown);
+  const std::string rewritten = with_final_newline(written);
+  const auto change = line_changes(before, after);
+  const auto edits = line_changes(after, rewritten);
+  if (!change || !edits) {
     return false;
   }
-  std::string resolved;
-  for (const auto& region : *regions) {
-    if (!region.conflict) {
-      resolved += region.merged;
-      continue;
+  // The lines of `shown` the change wrote, and the places between its
+  // lines where it took lines away.
+  std::vector<bool> changed_line(static_cast<std::size_t>(std::count(after.begin(), after.end(),
+                                                                     '\n')),
+                                 false);
+  std::vector<std::size_t> removed_at;
+  for (const auto& hunk : *change) {
+    for (std::size_t line = hunk.new_first; line < hunk.new_first + hunk.new_count; ++line) {
+      changed_line[line] = true;
     }
-    if (!made_from_theirs(region.base, region.theirs, region.ours)) {
-      return false;
+    if (hunk.new_count == 0) {
+      removed_at.push_back(hunk.new_first);
     }
-    resolved += region.ours;
   }
-  return resolved == written;
+  for (const auto& edit : *edits) {
+    const std::size_t end = edit.old_first + edit.old_count;
+    for (std::size_t line = edit.old_first; line < end; ++line) {
+      if (changed_line[line]) {
+        return false; // the write rewrites or drops a line the change wrote
+      }
+    }
+    if (edit.new_count == 0) {
+      continue; // lines taken away restore nothing
+    }
+    for (const std::size_t at : removed_at) {
+      if (edit.old_first <= at && at <= end) {
+        return false; // lines written where the change took lines away
+      }
+    }
+  }
+  return true;
 }
 
 std::string rebase_note(const std::string& path, const std::string& cause, const TextDiff& diff)

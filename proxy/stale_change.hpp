@@ -50,10 +50,13 @@ std::optional<MergedText> merge_write(std::string_view seen, std::string_view wr
 
 // Whether a whole write of `written`, which the agent may have made from
 // `seen` before it took in fsguard's text showing it `shown`, keeps the
-// change from `seen` to `shown`. Merged three ways (base `seen`, ours
-// `written`, theirs `shown`), every region must come out as the write has
-// it; and where both changed the same lines, the write's lines must be
-// nearer, word for word, to the shown version's than to the seen one's.
+// change from `seen` to `shown` byte for byte. Lines are diffed (a last
+// line without "\n" as if it had one): every line the change wrote must
+// be in the write unchanged (the diff from `shown` to `written` rewrites
+// or drops none of them), and nothing may be written where the change
+// took lines away; a change of the final newline
+// must be kept too. A write that rewrites those lines is not taken to keep
+// the change: fsguard cannot tell from which version it was made.
 bool keeps_change(std::string_view seen, std::string_view shown, std::string_view written);
 
 // The note added to the result of an edit of `path` carried over to its

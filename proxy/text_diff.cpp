@@ -193,55 +193,41 @@ std::optional<MergedText> merge_texts(std::string_view base, std::string_view ou
   return merged;
 }
 
-std::optional<std::vector<MergeRegion>> merge_regions(std::string_view base,
-                                                       std::string_view ours,
-                                                       std::string_view theirs)
+namespace {
+
+int on_change(const git_diff_delta*, const git_diff_hunk* hunk, void* payload)
 {
-  // Markers far longer than git's 7, so that no line of a text is taken
-  // for one.
-  constexpr unsigned short k_marker_size = 61;
-  const auto merged = merge_texts(base, ours, theirs, "b", "o", "t", k_marker_size);
-  if (!merged || (!merged->clean && merged->text.empty())) {
-    return std::nullopt; // libgit2 failed, or a binary merge chose no side
+  // git numbers lines from 1, and names the line before an empty side.
+  const auto first = [](int start, int count) {
+    return static_cast<std::size_t>(count > 0 ? start - 1 : start);
+  };
+  static_cast<std::vector<LineChange>*>(payload)->push_back(
+    LineChange{first(hunk->old_start, hunk->old_lines), static_cast<std::size_t>(hunk->old_lines),
+               first(hunk->new_start, hunk->new_lines), static_cast<std::size_t>(hunk->new_lines)});
+  return 0;
+}
+
+} // namespace
+
+std::optional<std::vector<LineChange>> line_changes(std::string_view before,
+                                                    std::string_view after)
+{
+  std::vector<LineChange> changes;
+  if (before == after) {
+    return changes;
   }
-  const std::string& text = merged->text;
-  const std::string start = std::string(k_marker_size, '<') + " o\n";
-  const std::string middle = std::string(k_marker_size, '|') + " b\n";
-  const std::string split = std::string(k_marker_size, '=') + "\n";
-  const std::string end = std::string(k_marker_size, '>') + " t\n";
-  std::vector<MergeRegion> regions;
-  // "in_": GCC 12's -Wshadow takes a scoped enumerator for a local.
-  enum class Part { in_merged, in_ours, in_base, in_theirs } part = Part::in_merged;
-  for (std::size_t at = 0; at < text.size();) {
-    const auto newline = text.find('\n', at);
-    const std::size_t next = newline == std::string::npos ? text.size() : newline + 1;
-    const std::string_view line(text.data() + at, next - at);
-    at = next;
-    if (line == start && part == Part::in_merged) {
-      regions.push_back(MergeRegion{true, {}, {}, {}, {}});
-      part = Part::in_ours;
-    } else if (line == middle && part == Part::in_ours) {
-      part = Part::in_base;
-    } else if (line == split && part == Part::in_base) {
-      part = Part::in_theirs;
-    } else if (line == end && part == Part::in_theirs) {
-      part = Part::in_merged;
-    } else if (part == Part::in_merged) {
-      if (regions.empty() || regions.back().conflict) {
-        regions.push_back(MergeRegion{});
-      }
-      regions.back().merged += line;
-    } else {
-      MergeRegion& region = regions.back();
-      (part == Part::in_ours   ? region.ours
-       : part == Part::in_base ? region.base
-                               : region.theirs) += line;
-    }
+  use_libgit2();
+  git_diff_options options;
+  git_diff_options_init(&options, GIT_DIFF_OPTIONS_VERSION);
+  options.flags = GIT_DIFF_FORCE_TEXT;
+  options.context_lines = 0;
+  options.interhunk_lines = 0;
+  if (git_diff_buffers(before.data(), before.size(), nullptr, after.data(), after.size(), nullptr,
+                       &options, nullptr, nullptr, on_change, nullptr, &changes)
+      != 0) {
+    return std::nullopt;
   }
-  if (part != Part::in_merged) {
-    return std::nullopt; // markers out of order
-  }
-  return regions;
+  return changes;
 }
 
 std::string conflict_hunks(std::string_view merged, const DiffBounds& bounds)

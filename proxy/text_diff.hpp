@@ -48,23 +48,22 @@ std::optional<MergedText> merge_texts(std::string_view base, std::string_view ou
                                       const std::string& theirs_label,
                                       unsigned short marker_size = 0); // 0: git's 7
 
-// One region of a three-way merge: text all sides agree on, or that one side
-// changed (`conflict` false, `merged` is the result), or lines both sides
-// changed differently (`conflict` true, each side's lines).
-struct MergeRegion {
-  bool conflict = false;
-  std::string merged;
-  std::string ours;
-  std::string base;
-  std::string theirs;
+// One changed place of a line diff: the lines [old_first, old_first +
+// old_count) of the text before gave way to [new_first, new_first +
+// new_count) of the text after (0-based line indexes; a count of 0 is a
+// place between lines: before the line with that index).
+struct LineChange {
+  std::size_t old_first = 0;
+  std::size_t old_count = 0;
+  std::size_t new_first = 0;
+  std::size_t new_count = 0;
 };
 
-// The regions of the three-way merge of `ours` and `theirs`, each changed
-// from `base`, in order. Nothing if libgit2 fails or the merge cannot be
-// told apart into regions (a binary merge).
-std::optional<std::vector<MergeRegion>> merge_regions(std::string_view base,
-                                                       std::string_view ours,
-                                                       std::string_view theirs);
+// The changed places of the line diff (libgit2's, no context) from
+// `before` to `after`, in order; nothing if libgit2 fails. Lines are
+// compared byte for byte, with their end of line.
+std::optional<std::vector<LineChange>> line_changes(std::string_view before,
+                                                    std::string_view after);
 
 // The conflicting regions of `merged` (from merge_texts), each with up to
 // 2 lines around it, separated by "..." lines; cut at `bounds`.

@@ -14,6 +14,7 @@ SeenRecord record_of(const Fingerprint& fingerprint, ReadExtent extent)
   record.hash = fingerprint.hash;
   record.taken_at_ns = fingerprint.taken_at_ns;
   record.seen_at_ns = fingerprint.taken_at_ns;
+  record.whole_seen_at_ns = fingerprint.taken_at_ns;
   record.size = fingerprint.stat.size;
   record.extent = extent;
   record.traits = fingerprint.traits;
@@ -95,6 +96,7 @@ const SeenRecord* Tracker::finish_read(const std::string& path, const ReadStart&
     record.trusted_stat = *stat;
     record.taken_at_ns = now;
     record.seen_at_ns = now;
+    record.whole_seen_at_ns = now;
     record.size = stat->size;
     record.hash_state = HashState::owed;
     record.partial_reason = std::move(partial_reason);
@@ -157,6 +159,7 @@ void Tracker::record_known(const std::string& path, const ContentDigest& digest,
   record.size = size;
   record.taken_at_ns = m_disk.now_ns();
   record.seen_at_ns = record.taken_at_ns;
+  record.whole_seen_at_ns = record.taken_at_ns;
   record.view = view;
   record.extent = extent_shown(extent, view, digest.traits);
   if (record.extent == ReadExtent::partial) {
@@ -183,7 +186,7 @@ std::optional<EarlierView> Tracker::earlier_view(const SeenRecord& previous)
     return std::nullopt;
   }
   return EarlierView{previous.hash, previous.known_since, previous.whole_since,
-                     previous.shown_over};
+                     previous.whole_seen_at_ns, previous.shown_over};
 }
 
 void Tracker::merge_earlier(SeenRecord& record, const EarlierView& earlier)
@@ -193,8 +196,13 @@ void Tracker::merge_earlier(SeenRecord& record, const EarlierView& earlier)
   }
   if (earlier.shown_over && earlier.known_since < record.known_since) {
     // Calls sent before this read may rest on what fsguard showed.
-    record.shown_over = ShownOver{earlier.shown_over->hash,
+    record.shown_over = ShownOver{earlier.shown_over->hash, earlier.shown_over->shown,
                                   std::min(earlier.shown_over->until, record.known_since)};
+  }
+  if (record.whole_since == k_never && earlier.whole_since != k_never) {
+    // A head/tail read of content seen whole shows the agent no more of
+    // it: the clock of the whole view goes on.
+    record.whole_seen_at_ns = earlier.whole_seen_at_ns;
   }
   record.known_since = std::min(record.known_since, earlier.known_since);
   record.whole_since = std::min(record.whole_since, earlier.whole_since);
@@ -370,7 +378,7 @@ std::optional<Veto> Tracker::veto_for_write(const std::string& path, WriteKind k
     return veto;
   }
   if (m_read_ttl.count() > 0) {
-    const std::int64_t age_ns = m_disk.now_ns() - record.seen_at_ns;
+    const std::int64_t age_ns = m_disk.now_ns() - record.seen_for(kind);
     const std::int64_t ttl_ns = std::chrono::nanoseconds(m_read_ttl).count();
     if (age_ns > ttl_ns) {
       veto.code = VetoCode::expired;
@@ -425,6 +433,7 @@ std::optional<Veto> Tracker::veto_for_write(const std::string& path, WriteKind k
     const auto view = record.view;
     const auto shown_over = record.shown_over;
     const auto seen_at = record.seen_at_ns;
+    const auto whole_seen_at = record.whole_seen_at_ns;
     auto reason = std::move(record.partial_reason);
     record = record_of(*now, extent);
     record.partial_reason = std::move(reason);
@@ -433,6 +442,7 @@ std::optional<Veto> Tracker::veto_for_write(const std::string& path, WriteKind k
     record.view = view;
     record.shown_over = shown_over;
     record.seen_at_ns = seen_at;
+    record.whole_seen_at_ns = whole_seen_at;
     return lossy_veto(record, kind);
   }
   veto.code = VetoCode::changed;
@@ -473,6 +483,12 @@ const SeenRecord* Tracker::finish_write(const std::string& path,
   record.partial_reason = std::move(reason);
   record.known_since = sent_at;
   record.whole_since = extent == ReadExtent::whole ? sent_at : k_never;
+  if (previous != m_records.end() && previous->second.shown_over) {
+    // The agent's own change does not show it the change fsguard showed:
+    // a call sent before it read the file may still rest on the version
+    // before that change.
+    record.shown_over = previous->second.shown_over;
+  }
   if (expected && (*expected != after->hash || !read_back)) {
     // Someone else wrote too, or may have (a stat not checked against the
     // content vouches for nothing). Hold the agent to what it wrote, and
@@ -522,8 +538,19 @@ void Tracker::record_shown(const std::string& path, const Fingerprint& fingerpri
   record.view = ReadView::utf8_text;
   record.known_since = shown_at;
   record.whole_since = shown_at;
-  record.shown_over = ShownOver{over};
-  m_records[path] = record;
+  record.shown_over = ShownOver{over, fingerprint.hash};
+  SeenRecord& entry = m_records[path];
+  if (entry.hash_state == HashState::known && entry.hash == over) {
+    // The diff shows the changed lines only: the agent saw the rest when it
+    // saw `over`, and read_ttl_s counts from then. A change shown before
+    // this one, not read since, is kept over the version it was read.
+    record.seen_at_ns = entry.seen_at_ns;
+    record.whole_seen_at_ns = entry.whole_seen_at_ns;
+    if (entry.shown_over && entry.shown_over->until == k_never) {
+      record.shown_over->hash = entry.shown_over->hash;
+    }
+  }
+  entry = std::move(record);
 }
 
 void Tracker::recover_seen(const std::string& path, const ContentHash& hash,
@@ -554,9 +581,13 @@ void Tracker::make_known(const std::string& path, const ContentHash& hash, std::
       || found->second.known_since != k_not_yet) {
     return;
   }
-  found->second.known_since = now;
-  found->second.whole_since = found->second.extent == ReadExtent::whole ? now : k_never;
-  found->second.shown_over = ShownOver{over};
+  SeenRecord& record = found->second;
+  record.known_since = now;
+  record.whole_since = record.extent == ReadExtent::whole ? now : k_never;
+  // A change shown earlier and not read since (kept by finish_write())
+  // keeps the version the agent read as the base.
+  const bool earlier_shown = record.shown_over && record.shown_over->until == k_never;
+  record.shown_over = ShownOver{earlier_shown ? record.shown_over->hash : over, hash};
 }
 
 ReadExtent Tracker::extent_of(const std::string& path, std::uint64_t sent_at) const
@@ -634,7 +665,8 @@ std::vector<SavedRecord> Tracker::saved(std::size_t limit) const
     saved.stat_trusted = record.trusted_stat.has_value();
     saved.stat = record.trusted_stat.value_or(FileStat{});
     saved.taken_at_ns = record.taken_at_ns;
-    saved.seen_at_ns = record.seen_at_ns;
+    saved.seen_at_ns = record.seen_for(record.extent == ReadExtent::whole ? WriteKind::overwrite
+                                                                         : WriteKind::edit);
     saved.extent = record.extent == ReadExtent::whole && record.whole_since != k_never
                      ? ReadExtent::whole
                      : ReadExtent::partial;
@@ -680,6 +712,7 @@ bool Tracker::restore(const SavedRecord& saved)
   }
   record.view = saved.view;
   record.seen_at_ns = saved.seen_at_ns; // a restart renews no read
+  record.whole_seen_at_ns = saved.seen_at_ns;
   record.extent = extent_shown(record.extent, record.view, record.traits);
   record.partial_reason = record.extent == ReadExtent::partial ? saved.partial_reason : "";
   record.known_since = 0;

@@ -59,12 +59,17 @@ inline constexpr std::uint64_t k_never = std::numeric_limits<std::uint64_t>::max
 // licenses no call until Tracker::make_known() gives it its moment.
 inline constexpr std::uint64_t k_not_yet = k_never - 1;
 
-// A version the agent knows only from fsguard's own text (a veto's diff, a
-// note on a rebase or a merge) over `hash`, an earlier version it had seen
-// whole. Calls sent before moment `until` (when a read showed it the
-// version itself) may still rest on the earlier version.
+// A change the agent knows only from fsguard's own texts (a veto's diff, a
+// note on a rebase or a merge): from `hash`, the version it last saw whole
+// for itself, to `shown`, the latest version fsguard showed it. Calls sent
+// before moment `until` (when a read showed it the record's version
+// itself) may still rest on the version it saw, so a whole write among
+// them must keep that change (the keep-the-change rule, see Guard). Its
+// own edits and writes in between keep the rule, and a second change
+// shown keeps `hash`: the base is always a version the agent read.
 struct ShownOver {
   ContentHash hash{};
+  ContentHash shown{};
   std::uint64_t until = k_never;
 };
 
@@ -74,6 +79,7 @@ struct EarlierView {
   ContentHash hash{};
   std::uint64_t known_since = 0;
   std::uint64_t whole_since = k_never;
+  std::int64_t whole_seen_at_ns = 0; // when it was last seen whole (read_ttl_s)
   std::optional<ShownOver> shown_over;
 };
 
@@ -83,9 +89,13 @@ struct SeenRecord {
   ContentHash hash{};
   HashState hash_state = HashState::known;
   std::int64_t taken_at_ns = 0;
-  // When the agent last read or wrote it (wall clock): what read_ttl_s and
-  // the veto texts count from. A refresh of metadata keeps it.
+  // When the agent last read or wrote it (wall clock): what read_ttl_s
+  // counts from for an edit, and the veto texts. A refresh of metadata, and
+  // fsguard's own diff or note (which show only the changed lines), keep it.
   std::int64_t seen_at_ns = 0;
+  // When it last saw it whole (a whole read, its own write): what read_ttl_s
+  // counts from for a whole-file write. A head/tail read does not renew it.
+  std::int64_t whole_seen_at_ns = 0;
   // Of the content the agent saw or wrote, as `hash` is (k_unknown_size
   // for a write of which only the hash is known).
   std::int64_t size = 0;
@@ -107,6 +117,12 @@ struct SeenRecord {
   // version, so a whole-file write sent before `until` must keep the change
   // the text showed (see Guard).
   std::optional<ShownOver> shown_over;
+
+  // When the agent last saw what a `kind` write would replace (read_ttl_s).
+  std::int64_t seen_for(WriteKind kind) const
+  {
+    return kind == WriteKind::overwrite ? whole_seen_at_ns : seen_at_ns;
+  }
 };
 
 // What a later session needs of a SeenRecord to trust it again once it has
@@ -117,7 +133,7 @@ struct SavedRecord {
   FileStat stat;
   bool stat_trusted = false; // the stat could vouch for the content (see racy())
   std::int64_t taken_at_ns = 0;
-  std::int64_t seen_at_ns = 0; // when the agent read or wrote it (read_ttl_s counts from it)
+  std::int64_t seen_at_ns = 0; // when seen whole, or in part if never whole (read_ttl_s)
   ReadExtent extent = ReadExtent::whole;
   std::string partial_reason;
   ReadView view = ReadView::bytes;

@@ -87,8 +87,10 @@ std::string changed_text(const Veto& veto, const ToolNames& names)
   if (veto.undoes_shown_change) {
     return veto.path + " changed after you last read it, and fsguard showed you that change "
            "(in an earlier refusal's diff, or a note on a change it carried over). This "
-           "write would undo it, and it may have been written before you saw it. Write the "
-           "current content with your change in it. If you mean to replace that change: "
+           "call does not keep that change byte for byte (it would undo it, or rewrite lines "
+           "it wrote), and it may have been written before you saw it. Write the current "
+           "content with your change in it, and the lines that change wrote as they are now. "
+           "If you mean to undo or rewrite that change: "
            + read_whole(names, veto.path);
   }
   std::string text = veto.path + " has been modified "
@@ -103,6 +105,9 @@ std::string changed_text(const Veto& veto, const ToolNames& names)
           + fenced_diff(veto.diff);
   if (!veto.not_rebased.empty()) {
     text += "fsguard did not apply your edit to the current content: " + veto.not_rebased + ".\n";
+  }
+  if (!veto.not_merged.empty()) {
+    text += "fsguard did not merge your write with it: " + veto.not_merged + ".\n";
   }
   if (!veto.conflict.empty()) {
     text += "Your write could not be merged with that change. These parts conflict (between "

@@ -53,6 +53,7 @@ struct Veto {
   bool counts_as_read = false; // `diff` and a whole earlier read show the agent the whole file
   std::string not_rebased;    // why a stale edit was not carried over to the current content
   std::string conflict;       // a stale write's merge: the conflicting hunks
+  std::string not_merged;     // why a stale write was not merged (not a conflict)
   // The write would undo a change the agent knows only from fsguard's own
   // text (a veto's diff, a note), and may have been written before it saw it.
   bool undoes_shown_change = false;

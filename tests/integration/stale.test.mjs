@@ -71,7 +71,7 @@ test('a formatter changes line 1 after the read; an edit of line 40 passes, both
   assert.equal(readDisk(target), final);
 });
 
-test('an edit that touches the changed line is vetoed with a diff that shows the outside line; a write of the current content plus the change then passes with no re-read', async (t) => {
+test('an edit that touches the changed line is vetoed with a diff that shows the outside line; the edit of the current line then passes with no re-read, and a whole write that rewrites it is refused', async (t) => {
   const { file, call } = await openSession(t, { files: { 'code.txt': lines(50) } });
   const target = file('code.txt');
   assertAllowed(await call('read_text_file', { path: target }), 'read');
@@ -93,10 +93,16 @@ test('an edit that touches the changed line is vetoed with a diff that shows the
   assert.notEqual(meta.seen_xxh3_128, meta.current_xxh3_128);
   assert.equal(readDisk(target), outside, 'nothing written');
 
+  // A whole write that rewrites the line the outside change wrote: made
+  // from which version? fsguard does not guess (the keep-the-change rule).
   const corrected = replaced(outside, 'line 10 // reviewed by Sam\n', 'LINE 10 // reviewed by Sam\n');
   await sleep(MODEL_TURN_MS);
-  assertAllowed(await call('write_file', { path: target, content: corrected }),
-    'the current content plus the agent\'s change, without a read');
+  const rewrite = await call('write_file', { path: target, content: corrected });
+  assertVeto(rewrite, 'changed', 'a whole write that rewrites the changed line');
+  assert.match(textOf(rewrite), /does not keep that change byte for byte/);
+  assert.equal(readDisk(target), outside, 'nothing written');
+  assertAllowed(await call('edit_file', oneEdit(target, 'line 10 // reviewed by Sam\n', 'LINE 10 // reviewed by Sam\n')),
+    'the edit of the current line, without a read');
   assert.equal(readDisk(target), corrected);
 });
 
@@ -235,4 +241,58 @@ test('rebases and merges are audited with both hashes', async (t) => {
   }
   assert.equal(rebase.path, file('a.txt'));
   assert.equal(merge.path, file('b.txt'));
+});
+
+// The keep-the-change rule (issue 34): the calls of one model turn, spaced
+// by the client's permission prompts, come long after the diff that counts
+// as a read, and may still have been written from the version read.
+async function showChange(call, target) {
+  assertAllowed(await call('read_text_file', { path: target }), 'read');
+  const seen = readDisk(target);
+  const shown = replaced(seen, 'line 3\n', 'line three\n');
+  fs.writeFileSync(target, shown);
+  const veto = await call('write_file', { path: target, content: `${seen}blind\n` });
+  assertVeto(veto, 'changed', 'a write of the turn');
+  assert.equal(vetoMeta(veto).counts_as_read, true);
+  await sleep(MODEL_TURN_MS); // a permission prompt
+  return { seen, shown };
+}
+
+test('the agent\'s own edit in between does not let a write made from the version read undo the outside change', async (t) => {
+  const { file, call } = await openSession(t, { files: { 'code.txt': lines(30) } });
+  const target = file('code.txt');
+  const { seen, shown } = await showChange(call, target);
+  assertAllowed(await call('edit_file', oneEdit(target, 'line 10', 'LINE 10')), 'the turn\'s edit');
+  const edited = replaced(shown, 'line 10\n', 'LINE 10\n');
+  assert.equal(readDisk(target), edited);
+  await sleep(MODEL_TURN_MS);
+  const res = await call('write_file', { path: target, content: `${seen}line 31\n` });
+  assertVeto(res, 'changed', 'the turn\'s write, made from the version read');
+  assert.match(textOf(res), /does not keep that change byte for byte/);
+  assert.equal(readDisk(target), edited, 'the outside change survives');
+  assertAllowed(await call('write_file', { path: target, content: `${edited}line 31\n` }),
+    'a write that keeps it');
+});
+
+test('agent-infra: a move onto the file keeps the change a diff showed, as a write must', async (t) => {
+  assert.ok(fs.existsSync(AGENT_INFRA), 'run scripts/setup.sh to install tests/profiles');
+  const ws = makeWorkspace({ 'code.txt': lines(30), 'draft.txt': 'draft\n' });
+  const s = await connect({ dir: ws.dir, cwd: ws.dir, upstream: [process.execPath, AGENT_INFRA, '--allowed-directories', ws.dir] });
+  t.after(async () => { await s.close(); ws.cleanup(); });
+  const call = (n, a) => callTool(s.client, n, a);
+  const target = ws.file('code.txt');
+  assertAllowed(await call('read_file', { path: target }), 'read');
+  const seen = readDisk(target);
+  const shown = replaced(seen, 'line 3\n', 'line three\n');
+  fs.writeFileSync(target, shown);
+  assertVeto(await call('write_file', { path: target, content: `${seen}blind\n` }), 'changed', 'a write of the turn');
+  await sleep(MODEL_TURN_MS);
+  fs.writeFileSync(ws.file('draft.txt'), `${seen}line 31\n`);
+  const moved = await call('move_file', { source: ws.file('draft.txt'), destination: target });
+  assertVeto(moved, 'changed', 'a draft made from the version read, moved onto the file');
+  assert.equal(readDisk(target), shown, 'the outside change survives');
+  fs.writeFileSync(ws.file('draft.txt'), `${shown}line 31\n`);
+  assertAllowed(await call('move_file', { source: ws.file('draft.txt'), destination: target }),
+    'a draft that keeps it');
+  assert.equal(readDisk(target), `${shown}line 31\n`);
 });

@@ -1286,7 +1286,7 @@ TEST_SUITE("guard: stale changes")
     REQUIRE(s.answered(3) == "changed");
     const std::string text = s.client_text(3);
     CAPTURE(text);
-    CHECK(text.find("This write would undo it") != std::string::npos);
+    CHECK(text.find("does not keep that change byte for byte") != std::string::npos);
     CHECK(*s.disk.content("/ws/a.txt") == now);
     // A write that keeps the change passes; so does any write after a read.
     s.now += std::chrono::seconds(5);
@@ -2254,5 +2254,178 @@ TEST_SUITE("guard: read expiry")
     s.read_content(4, "/ws/a.txt");
     s.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", "five\n"}});
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{5});
+  }
+}
+
+TEST_SUITE("guard: the keep-the-change rule")
+{
+  // The file read whole, then changed outside on line 3, and a write of the
+  // same turn refused with the diff, which counts as a read a moment later.
+  struct ShownChange {
+    std::string seen = numbered_lines(30);
+    std::string shown = replaced(seen, "line 3\n", "line three\n");
+
+    void show(Session& s)
+    {
+      s.disk.write("/ws/a.txt", seen);
+      s.read_content(1, "/ws/a.txt");
+      s.disk.write("/ws/a.txt", shown);
+      s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", seen + "blind\n"}});
+      REQUIRE(s.answered(2) == "changed");
+      REQUIRE(s.client_line(2)["result"]["_meta"]["fsguard/veto"]["counts_as_read"] == true);
+      s.now += std::chrono::seconds(5); // the turn's next call waited for a permission prompt
+    }
+  };
+
+  TEST_CASE("the agent's own edit in between does not lift the rule for a write made from the version read")
+  {
+    Session s;
+    ShownChange change;
+    change.show(s);
+    s.call(3, "edit_file", one_edit("/ws/a.txt", "line 10\n", "LINE 10\n"));
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+    const std::string edited = replaced(change.shown, "line 10\n", "LINE 10\n");
+    s.disk.replace("/ws/a.txt", edited);
+    s.answer_text(3, diff_of(change.shown, edited));
+    s.now += std::chrono::seconds(5);
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", change.seen + "line 31\n"}});
+    CHECK(s.answered(4) == "changed");
+    CHECK(s.client_text(4).find("does not keep that change byte for byte") != std::string::npos);
+    CHECK(*s.disk.content("/ws/a.txt") == edited);
+    // A write that keeps the outside change passes; dropping its own edit is its own affair.
+    s.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", change.shown + "line 31\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{5});
+  }
+
+  TEST_CASE("a second outside change shown keeps the version read as the base")
+  {
+    Session s;
+    ShownChange change;
+    change.show(s);
+    const std::string twice = replaced(change.shown, "line 20\n", "line twenty\n");
+    s.disk.write("/ws/a.txt", twice);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", change.shown + "blind\n"}});
+    REQUIRE(s.answered(3) == "changed");
+    REQUIRE(s.client_line(3)["result"]["_meta"]["fsguard/veto"]["counts_as_read"] == true);
+    s.now += std::chrono::seconds(5);
+    // Made from the version read, with the second diff applied: it would
+    // undo the first change.
+    s.call(4, "write_file",
+           {{"path", "/ws/a.txt"},
+            {"content", replaced(change.seen, "line 20\n", "line twenty\n") + "line 31\n"}});
+    CHECK(s.answered(4) == "changed");
+    s.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", change.shown + "line 31\n"}});
+    CHECK(s.answered(5) == "changed"); // and this one the second
+    CHECK(*s.disk.content("/ws/a.txt") == twice);
+    s.call(6, "write_file", {{"path", "/ws/a.txt"}, {"content", twice + "line 31\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{6});
+  }
+
+  TEST_CASE("with stale_write merge, a write that undoes a change shown before is not merged")
+  {
+    GuardSettings settings;
+    settings.stale_write = StaleWrite::merge;
+    Session s(settings);
+    ShownChange change;
+    s.disk.write("/ws/a.txt", change.seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.write("/ws/a.txt", change.shown);
+    s.call(2, "edit_file", one_edit("/ws/a.txt", "line 3\n", "LINE 3\n"));
+    REQUIRE(s.answered(2) == "changed"); // its line changed: the diff, no rebase
+    s.now += std::chrono::seconds(5);
+    const std::string twice = replaced(change.shown, "line 20\n", "line twenty\n");
+    s.disk.write("/ws/a.txt", twice);
+    // Made from the version read: merged with the second change, it would
+    // take the first one back as its own edit.
+    s.call(3, "write_file",
+           {{"path", "/ws/a.txt"}, {"content", replaced(change.seen, "line 25\n", "LINE 25\n")}});
+    REQUIRE(s.answered(3) == "changed");
+    CHECK(s.client_text(3).find("did not merge your write") != std::string::npos);
+    CHECK(*s.disk.content("/ws/a.txt") == twice);
+    // Made from the version shown, it is merged with the second change.
+    const std::string thrice = replaced(twice, "line 28\n", "line twenty-eight\n");
+    s.disk.write("/ws/a.txt", thrice);
+    s.call(4, "write_file",
+           {{"path", "/ws/a.txt"}, {"content", replaced(change.shown, "line 25\n", "LINE 25\n")}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{4});
+    CHECK(s.forwarded_arguments(4)["content"] == replaced(thrice, "line 25\n", "LINE 25\n"));
+  }
+
+  TEST_CASE("a move onto the file, with a server whose move replaces it, keeps the change too")
+  {
+    Session s({}, "test-client", "1.2.29"); // @agent-infra/mcp-server-filesystem
+    ShownChange change;
+    s.disk.write("/ws/a.txt", change.seen);
+    s.read_content(1, "/ws/a.txt", "read_file");
+    s.disk.write("/ws/a.txt", change.shown);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", change.seen + "blind\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    s.now += std::chrono::seconds(5);
+    s.disk.write("/ws/draft.txt", change.seen + "line 31\n");
+    s.call(3, "move_file", {{"source", "/ws/draft.txt"}, {"destination", "/ws/a.txt"}});
+    CHECK(s.answered(3) == "changed");
+    CHECK(*s.disk.content("/ws/a.txt") == change.shown);
+    s.disk.write("/ws/draft.txt", change.shown + "line 31\n");
+    s.call(4, "move_file", {{"source", "/ws/draft.txt"}, {"destination", "/ws/a.txt"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
+  }
+
+  TEST_CASE("a write that keeps a white-space change byte for byte passes, next to its own change")
+  {
+    Session s;
+    std::string seen;
+    std::string stripped;
+    for (int line = 1; line <= 20; ++line) {
+      seen += "line " + std::to_string(line) + (line % 2 == 0 ? "  \n" : "\n");
+      stripped += "line " + std::to_string(line) + "\n";
+    }
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.write("/ws/a.txt", stripped); // a formatter strips the trailing blanks
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", seen + "blind\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    s.now += std::chrono::seconds(5);
+    s.call(3, "write_file",
+           {{"path", "/ws/a.txt"}, {"content", replaced(stripped, "line 5\n", "LINE 5\n")}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+}
+
+TEST_SUITE("guard: read expiry counts from whole views")
+{
+  TEST_CASE("a head read does not renew read_ttl_s for a whole-file write; it does for an edit")
+  {
+    GuardSettings settings;
+    settings.read_ttl = std::chrono::seconds(10);
+    Session s(settings);
+    s.disk.write("/ws/a.txt", numbered_lines(20));
+    s.read_content(1, "/ws/a.txt");
+    s.disk.advance(8'000'000'000LL);
+    s.call(2, "read_text_file", {{"path", "/ws/a.txt"}, {"head", 1}});
+    s.answer_text(2, "line 1");
+    s.disk.advance(5'000'000'000LL);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
+    CHECK(s.answered(3) == "expired");
+    s.call(4, "edit_file", one_edit("/ws/a.txt", "line 1\n", "LINE 1\n"));
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
+  }
+
+  TEST_CASE("a diff veto, which shows the changed lines only, does not renew read_ttl_s")
+  {
+    GuardSettings settings;
+    settings.read_ttl = std::chrono::seconds(10);
+    Session s(settings);
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.advance(8'000'000'000LL);
+    const std::string shown = replaced(seen, "line 3\n", "line three\n");
+    s.disk.write("/ws/a.txt", shown);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    s.now += std::chrono::seconds(1);
+    s.disk.advance(5'000'000'000LL);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", shown + "line 21\n"}});
+    CHECK(s.answered(3) == "expired");
   }
 }
