@@ -1101,13 +1101,7 @@ Guard::Verdict Guard::decide_change(CallInFlight& call, OutgoingLine& line)
     if (auto veto = unseen_veto(*file)) {
       return {veto, {}, {}};
     }
-    // A move: the source loses nothing by moving. An existing destination
-    // is replaced by some servers whatever their tool says, so it must
-    // have been read whole, as for a write.
-    const ChangePath moved = index == 1 ? ChangePath::move_destination : ChangePath::move_source;
-    const ChangePath path = call.what.role == ToolRole::move    ? moved
-                            : call.what.role == ToolRole::write ? ChangePath::write
-                                                                : ChangePath::edit;
+    const ChangePath path = change_path(call, index);
     if (path == ChangePath::edit) {
       // Taken first: a veto let through (warn, off) licenses nothing whole.
       call.licensed_extent[index] = m_tracker.extent_of(*file, call.sent_at);
@@ -1129,6 +1123,40 @@ Guard::Verdict Guard::decide_change(CallInFlight& call, OutgoingLine& line)
     }
     if (path == ChangePath::edit && call.what.result_is_diff) {
       call.edit_base = content_seen(*file);
+    }
+  }
+  return {};
+}
+
+ChangePath Guard::change_path(const CallInFlight& call, std::size_t index)
+{
+  // A move: the source loses nothing by moving. An existing destination is
+  // replaced by some servers whatever their tool says, so it must have been
+  // read whole, as for a write.
+  const ChangePath moved = index == 1 ? ChangePath::move_destination : ChangePath::move_source;
+  return call.what.role == ToolRole::move    ? moved
+         : call.what.role == ToolRole::write ? ChangePath::write
+                                             : ChangePath::edit;
+}
+
+ChangeDecision Guard::decide_accepted(const CallInFlight& call, std::string_view line,
+                                      VetoCode accepted)
+{
+  settle_reads();
+  for (std::size_t index = 0; index < call.files.size(); ++index) {
+    const auto& file = call.files[index];
+    const ChangePath path = change_path(call, index);
+    if (!file || path == ChangePath::move_source) {
+      continue; // described as when it was asked about: its paths resolved then
+    }
+    ChangeFacts facts{ChangePath::accepted_override};
+    facts.check = m_tracker.check_write(*file, write_kind(path),
+                                        m_settings.partial_read_allows_write, call.sent_at);
+    facts.shown = shown_change(call, line, path, *file);
+    facts.accepted = accepted;
+    ChangeDecision decision = decide(facts, *file);
+    if (decision.outcome == ChangeOutcome::veto) {
+      return decision;
     }
   }
   return {};
@@ -1900,7 +1928,7 @@ void Guard::record_upstream_change(const CallInFlight& call, const std::string& 
   }
   m_tracker.record_known(file, ContentDigest{*expected, content_traits(*text)},
                          static_cast<std::int64_t>(text->size()), extent, ReadView::bytes, {},
-                         known_since);
+                         known_since, KnownFrom::own_change);
 }
 
 void Guard::mark_busy(const CallInFlight& call, int delta)

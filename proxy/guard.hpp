@@ -461,6 +461,16 @@ private:
   // write is merged): each file's facts gathered and handed to decide()
   // (proxy/guard/change_decision.hpp), the one decision on every change.
   Verdict decide_change(CallInFlight& call, OutgoingLine& line);
+  // The path by which `call` changes its file number `index`.
+  static ChangePath change_path(const CallInFlight& call, std::size_t index);
+  // The decision on `call` (raw request `line`), whose veto of code
+  // `accepted` the person allowed for the content they were shown (the
+  // caller checks the file still holds it): the same decide() as every
+  // change, as ChangePath::accepted_override, so a rule the person was not
+  // asked about (the keep-the-change rule, a check that now finds another
+  // veto) still refuses it. For settle_override() on an accept.
+  ChangeDecision decide_accepted(const CallInFlight& call, std::string_view line,
+                                 VetoCode accepted);
   // What the keep-the-change rule finds of the content that `call` (raw
   // request `line`), a change of `file` by `path`, would leave: a write's
   // content, a move's source bytes.

@@ -149,7 +149,8 @@ const SeenRecord* Tracker::finish_read(const std::string& path, const ReadStart&
 
 void Tracker::record_known(const std::string& path, const ContentDigest& digest,
                            std::int64_t size, ReadExtent extent, ReadView view,
-                           std::string partial_reason, std::uint64_t shown_at)
+                           std::string partial_reason, std::uint64_t shown_at,
+                           KnownFrom from)
 {
   ++m_generation;
   settle(path);
@@ -170,7 +171,11 @@ void Tracker::record_known(const std::string& path, const ContentDigest& digest,
   if (const auto earlier = earlier_view(path)) {
     merge_earlier(record, *earlier);
   }
-  m_records[path] = std::move(record);
+  SeenRecord& entry = m_records[path];
+  if (from == KnownFrom::own_change && entry.shown_over && !record.shown_over) {
+    record.shown_over = entry.shown_over; // as finish_write() keeps it
+  }
+  entry = std::move(record);
 }
 
 std::optional<EarlierView> Tracker::earlier_view(const std::string& path) const

@@ -37,6 +37,10 @@ enum class ReadView {
               // a line at a bare "\r"), counted against "\n" (desktop-commander)
 };
 enum class WriteKind { overwrite, edit };
+// How fsguard learned a content it records: shown by a read, or left by the
+// agent's own change (which keeps a change fsguard showed and the agent has
+// not read since: see ShownOver).
+enum class KnownFrom { read, own_change };
 enum class PartialReadAllowsOverwrite { no, yes };
 
 // The state of a file taken just before a read was forwarded. The hash is
@@ -170,10 +174,11 @@ public:
   // content `digest` (`size` bytes) that `path` held through `view`, as
   // fsguard learned it from the upstream itself (verify: upstream) rather
   // than from a disk: no stat vouches for it, so every check compares
-  // content. A head/tail view of content seen whole counts as whole.
+  // content. A head/tail view of content seen whole counts as whole. `from`
+  // says whether a read showed it or the agent's own change left it.
   void record_known(const std::string& path, const ContentDigest& digest, std::int64_t size,
                     ReadExtent extent, ReadView view, std::string partial_reason,
-                    std::uint64_t shown_at);
+                    std::uint64_t shown_at, KnownFrom from = KnownFrom::read);
   // Hashes the files whose reads left a hash owed. Call it once their
   // responses are on their way. A file that changed since finish_read() is
   // recorded as unknown content, and a write to it is vetoed as changed.

@@ -925,3 +925,90 @@ TEST_SUITE("tracker: a read settled from its answer's text")
     CHECK(record->hash == f.disk.hash_of("hello\n"));
   }
 }
+
+TEST_SUITE("tracker: a change known only from fsguard's own text")
+{
+  // The file read whole as "hello\n", then shown by a veto's diff as `shown`.
+  ContentHash show(Fixture& f, const std::string& shown, std::uint64_t at)
+  {
+    const ContentHash seen = f.tracker.find(k_file)->hash;
+    f.disk.write(k_file, shown);
+    f.disk.advance(k_later);
+    const auto fingerprint = f.disk.fingerprint(k_file);
+    REQUIRE(fingerprint);
+    f.tracker.record_shown(k_file, *fingerprint, at, seen);
+    return seen;
+  }
+
+  TEST_CASE("the agent's own write or edit keeps the change shown, and its base")
+  {
+    for (const bool through_upstream : {false, true}) {
+      CAPTURE(through_upstream);
+      Fixture f;
+      f.disk.advance(k_later);
+      f.read();
+      const ContentHash read = f.tracker.find(k_file)->hash;
+      show(f, "hello\nworld\n", 1);
+      const ContentHash shown = f.tracker.find(k_file)->hash;
+      f.disk.write(k_file, "HELLO\nworld\n"); // the agent's edit
+      const ContentHash edited = f.disk.fingerprint(k_file)->hash;
+      if (through_upstream) {
+        f.tracker.record_known(k_file, ContentDigest{edited, {}}, 12, ReadExtent::whole,
+                               ReadView::bytes, {}, 2, KnownFrom::own_change);
+      } else {
+        f.tracker.finish_write(k_file, edited, ReadExtent::whole, 2);
+      }
+      const SeenRecord* record = f.tracker.find(k_file);
+      REQUIRE(record->shown_over);
+      CHECK(record->shown_over->hash == read);
+      CHECK(record->shown_over->shown == shown);
+      CHECK(record->shown_over->until == k_never);
+    }
+  }
+
+  TEST_CASE("a second change shown keeps the version read as the base; a read ends it")
+  {
+    Fixture f;
+    f.disk.advance(k_later);
+    f.read();
+    const ContentHash read = f.tracker.find(k_file)->hash;
+    show(f, "hello\nworld\n", 1);
+    show(f, "hello\nworld\nagain\n", 2);
+    const SeenRecord* record = f.tracker.find(k_file);
+    REQUIRE(record->shown_over);
+    CHECK(record->shown_over->hash == read);
+    CHECK(record->shown_over->shown == record->hash);
+    // Read whole at moment 3: calls sent before it may still rest on the version read.
+    const ReadStart start = f.tracker.begin_read(k_file);
+    f.tracker.finish_read(k_file, start, ReadExtent::whole, ReadView::utf8_text, {}, 3);
+    f.tracker.settle_reads();
+    record = f.tracker.find(k_file);
+    REQUIRE(record->shown_over);
+    CHECK(record->shown_over->until == 3);
+    CHECK(record->shown_over->hash == read);
+    // A change shown after that read is over the version read then.
+    const ContentHash reread = record->hash;
+    show(f, "bye\n", 4);
+    CHECK(f.tracker.find(k_file)->shown_over->hash == reread);
+  }
+
+  TEST_CASE("read_ttl_s: a diff renews no clock, a head read only the edit's")
+  {
+    Fixture f;
+    f.tracker.set_read_ttl(std::chrono::seconds(20));
+    f.disk.advance(k_later);
+    f.read();
+    const std::int64_t read_at = f.tracker.find(k_file)->whole_seen_at_ns;
+    show(f, "hello\nworld\n", 1); // k_later on: 10 s
+    CHECK(f.tracker.find(k_file)->whole_seen_at_ns == read_at);
+    CHECK(f.tracker.find(k_file)->seen_at_ns == read_at);
+    f.read(k_file, ReadExtent::partial); // a head read of the version shown
+    const SeenRecord* record = f.tracker.find(k_file);
+    CHECK(record->extent == ReadExtent::whole);
+    CHECK(record->whole_seen_at_ns == read_at);
+    CHECK(record->seen_at_ns > read_at);
+    f.disk.advance(k_later + 1); // 20 s after the whole read: expired for a whole write only
+    CHECK(code_of(f.overwrite()) == VetoCode::expired);
+    CHECK_FALSE(f.edit());
+  }
+}
