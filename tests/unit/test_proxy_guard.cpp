@@ -2321,6 +2321,31 @@ TEST_SUITE("guard: the keep-the-change rule")
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{6});
   }
 
+  TEST_CASE("a note on a rebase after a diff keeps the version read as the base")
+  {
+    Session s;
+    ShownChange change;
+    change.show(s);
+    const std::string twice = replaced(change.shown, "line 20\n", "line twenty\n");
+    s.disk.write("/ws/a.txt", twice);
+    s.call(3, "edit_file", one_edit("/ws/a.txt", "line 28\n", "LINE 28\n"));
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{3}); // rebased
+    const std::string edited = replaced(twice, "line 28\n", "LINE 28\n");
+    s.disk.replace("/ws/a.txt", edited);
+    CHECK_FALSE(s.answer_text(3, diff_of(twice, edited))); // with the note
+    s.now += std::chrono::seconds(5);
+    // The version read, with the note's change and its own edit: it would
+    // undo the change the first diff showed.
+    s.call(4, "write_file",
+           {{"path", "/ws/a.txt"},
+            {"content", replaced(replaced(change.seen, "line 20\n", "line twenty\n"), "line 28\n",
+                                 "LINE 28\n")}});
+    CHECK(s.answered(4) == "changed");
+    CHECK(*s.disk.content("/ws/a.txt") == edited);
+    s.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", edited + "line 31\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{5});
+  }
+
   TEST_CASE("with stale_write merge, a write that undoes a change shown before is not merged")
   {
     GuardSettings settings;
