@@ -969,13 +969,22 @@ void Guard::veto_change(const CallInFlight& call, const std::string& key, Verdic
       && may_override(veto.code)) {
     veto.person_unreachable = true;
   }
+  const SeenRecord* record = verdict.shown ? m_tracker.find(verdict.shown->file) : nullptr;
+  if (verdict.shown
+      && (record == nullptr || record->hash_state != HashState::known
+          || veto.seen_hash != record->hash)) {
+    // Refused after the person was asked, and meanwhile the agent read the
+    // file again (it may be gone since): the diff is over a version that
+    // is no longer the agent's record, so it shows nothing whole.
+    veto.counts_as_read = false;
+    verdict.shown.reset();
+  }
   refuse(call, key, veto, out);
   audit(call, "veto", veto, latency_us, out);
   if (verdict.shown) {
     // The agent will have seen every line of this version: what it read
     // whole, and the complete diff. Calls that come once it could take
     // the diff in may rely on it; until then the record stays.
-    const SeenRecord* record = m_tracker.find(verdict.shown->file);
     remember_shown(ShownKnowledge{verdict.shown->file, now, verdict.shown->fingerprint,
                                   record->hash, record->known_since, record->hash});
     keep_text(verdict.shown->fingerprint.hash, TextBytes::copy_of(verdict.shown->text));
@@ -1033,6 +1042,10 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
   PendingOverride pending = std::move(found->second);
   m_overrides.erase(found);
   mark_busy(pending.call, -1);
+  if (m_ledger.find(Peer::upstream, pending.key) == nullptr) {
+    release_held(out, now); // the call was answered already: nothing to forward or refuse
+    return;
+  }
   const OverrideAnswer answered = answer ? read_override_answer(*answer) : OverrideAnswer::error;
   if (answered == OverrideAnswer::allow) {
     // Allowed for the content the person was shown: if the file moved on

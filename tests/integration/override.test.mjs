@@ -13,35 +13,48 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
+import { fileURLToPath } from 'node:url';
+
 import {
   FSGUARD_BIN, SERVER_FS_SCRIPT, callTool, cleanEnv, makeWorkspace, sleep, textOf, vetoCode,
+  vetoMeta,
 } from './lib/harness.mjs';
 
 const THEIRS = 'written by a person\n';
+const UNLINK_AFTER_READ = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib',
+  'unlink-after-read.mjs');
 
 /**
  * fsguard with `config` in front of server-filesystem on a workspace holding
- * a.txt; the client declares elicitation when `answer` is given, and
- * answers each question with what `answer(params)` returns (a promise that
- * never settles: no answer).
+ * a.txt (or `files`); the client declares elicitation when `answer` is
+ * given, and answers each question with what `answer(params, call)`
+ * returns (a promise that never settles: no answer). With
+ * `unlinkAfterRead: n`, the server's answer to the n-th read of a.txt comes
+ * only once a.txt is deleted (lib/unlink-after-read.mjs).
  */
-async function session(t, { config, answer }) {
-  const ws = makeWorkspace({ 'a.txt': THEIRS });
+async function session(t, { config, answer, files = { 'a.txt': THEIRS }, unlinkAfterRead }) {
+  const ws = makeWorkspace(files);
   const configFile = path.join(ws.dir, '..', `${path.basename(ws.dir)}.json`);
   fs.writeFileSync(configFile, JSON.stringify(config));
+  const server = [process.execPath, SERVER_FS_SCRIPT, ws.dir];
   const transport = new StdioClientTransport({
     command: FSGUARD_BIN,
-    args: ['--config', configFile, process.execPath, SERVER_FS_SCRIPT, ws.dir],
-    env: cleanEnv(),
+    args: ['--config', configFile,
+      ...(unlinkAfterRead ? [process.execPath, UNLINK_AFTER_READ] : []), ...server],
+    env: cleanEnv(unlinkAfterRead ? {
+      FSGUARD_UNLINK_AFTER_READ: ws.file('a.txt'),
+      FSGUARD_UNLINK_AFTER_READ_NUMBER: String(unlinkAfterRead),
+    } : {}),
     stderr: 'pipe',
   });
   const capabilities = answer ? { elicitation: {} } : {};
   const client = new Client({ name: 'override-test', version: '0' }, { capabilities });
   const asked = [];
+  const call = (name, args) => callTool(client, name, args);
   if (answer) {
     client.setRequestHandler(ElicitRequestSchema, (request) => {
       asked.push(request.params);
-      return answer(request.params);
+      return answer(request.params, call);
     });
   }
   await client.connect(transport);
@@ -50,7 +63,7 @@ async function session(t, { config, answer }) {
     ws.cleanup();
     fs.rmSync(configFile, { force: true });
   });
-  return { file: ws.file('a.txt'), asked, call: (name, args) => callTool(client, name, args) };
+  return { file: ws.file('a.txt'), ws, asked, call };
 }
 
 test('override ask: the user accepts, and the blind write lands', async (t) => {
@@ -75,6 +88,35 @@ test('override ask: the user declines, and the outside content survives', async 
   assert.equal(vetoCode(res), 'not_read');
   assert.match(textOf(res), /The user was asked whether to allow this write, and declined/);
   assert.equal(fs.readFileSync(file, 'utf8'), THEIRS);
+});
+
+test('override ask: a refusal after the agent read the file again, and it was deleted, answers every call', async (t) => {
+  const seen = Array.from({ length: 12 }, (_, i) => `line ${i + 1}\n`).join('');
+  const { file, asked, call } = await session(t, {
+    config: { override: 'ask' },
+    files: { 'a.txt': seen },
+    unlinkAfterRead: 2,
+    // While the person decides, the agent reads the file again; the file is
+    // deleted just after that read.
+    answer: async (params, callTool) => {
+      await callTool('read_text_file', { path: file });
+      await sleep(1200);
+      return { action: 'decline' };
+    },
+  });
+  await call('read_text_file', { path: file });
+  fs.writeFileSync(file, seen.replace('line 5\n', 'line 5, changed by a person\n'));
+  const res = await call('write_file', { path: file, content: 'mine\n' });
+  assert.equal(asked.length, 1);
+  assert.match(asked[0].message, /\+line 5, changed by a person/);
+  assert.equal(vetoCode(res), 'changed', textOf(res));
+  assert.equal(vetoMeta(res).counts_as_read, false);
+  assert.match(textOf(res), /declined/);
+  assert.equal(fs.existsSync(file), false);
+  // fsguard is still there: the next call is answered.
+  const again = await call('write_file', { path: file, content: 'new\n' });
+  assert.equal(vetoCode(again), undefined, textOf(again));
+  assert.equal(fs.readFileSync(file, 'utf8'), 'new\n');
 });
 
 test('override ask: a client that never answers gets the veto after override_timeout_s', async (t) => {

@@ -2215,6 +2215,45 @@ TEST_SUITE("guard: the person's override")
     CHECK(s.out.to_upstream.empty());
   }
 
+  TEST_CASE("a refusal after the agent read the file again, and it was deleted, answers the call")
+  {
+    for (const std::string how : {"decline", "timeout", "client gone"}) {
+      CAPTURE(how);
+      Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+      const std::string seen = numbered_lines(12);
+      s.disk.write("/ws/a.txt", seen);
+      s.read_content(1, "/ws/a.txt");
+      s.disk.write("/ws/a.txt", replaced(seen, "line 5\n", "// changed\n"));
+      s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+      REQUIRE(s.out.to_client.size() == 1);
+      const auto question = nlohmann::json::parse(s.out.to_client.front());
+      REQUIRE(question["params"]["message"].get<std::string>().find("+// changed") != std::string::npos);
+      // While the person decides, the agent reads the file again, and the
+      // file is deleted just after that read: its record is gone.
+      s.call(3, "read_text_file", {{"path", "/ws/a.txt"}});
+      REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+      const std::string text = *s.disk.content("/ws/a.txt");
+      s.disk.remove("/ws/a.txt");
+      s.answer_text(3, text);
+      s.out = Outbox{};
+      if (how == "decline") {
+        const nlohmann::json no = {{"jsonrpc", "2.0"}, {"id", question["id"]},
+                                   {"result", {{"action", "decline"}}}};
+        s.guard.on_client_response(no.dump() + "\n", no, s.out);
+      } else if (how == "timeout") {
+        s.guard.tick(s.now + std::chrono::seconds(31), s.out);
+      } else {
+        s.guard.on_client_gone(s.out, s.now + std::chrono::seconds(2));
+      }
+      CHECK(s.answered(2) == "changed");
+      // The diff is over a version that is no longer the agent's record.
+      CHECK(s.client_line(2)["result"]["_meta"]["fsguard/veto"]["counts_as_read"] == false);
+      CHECK(s.out.to_upstream.empty());
+      s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", "new\n"}});
+      CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4}); // a new file: nothing to lose
+    }
+  }
+
   TEST_CASE("a client without elicitation gets the veto, with a note that it cannot ask")
   {
     Session s(asking());
