@@ -1015,13 +1015,34 @@ void Guard::ask_person(OutgoingLine line, CallInFlight call, const std::string& 
     veto_change(call, key, verdict, 0, out, now); // cannot happen: the number never repeats
     return;
   }
+  // The person allows the write over the very bytes the question was made
+  // from: a change landing after them is one they were not shown.
   PendingOverride pending;
-  if (call.files.size() == 1 && call.files.front()) {
-    if (auto fingerprint = m_disk.fingerprint(*call.files.front())) {
-      pending.shown = fingerprint->hash;
+  const std::string& file = verdict.veto->path;
+  std::optional<FilePreview> preview;
+  if (verdict.veto->code == VetoCode::changed && verdict.veto->current_hash) {
+    pending.shown = verdict.veto->current_hash; // the diff's "on disk now", or the veto's
+  } else if (verdict.veto->code == VetoCode::not_read) {
+    // What would be overwritten: its size and first lines.
+    const auto stat = m_disk.stat(file);
+    if (stat && stat->size <= k_preview_source_bytes) {
+      if (const auto bytes = m_disk.read(file)) {
+        preview = preview_of(*bytes);
+        pending.shown = m_disk.hash_of(*bytes);
+      }
     }
   }
-  out.to_client.push_back(override_request(id, call.what.tool, shown_veto));
+  if (!pending.shown) {
+    if (auto fingerprint = m_disk.fingerprint(file)) {
+      pending.shown = fingerprint->hash;
+      if (verdict.veto->code == VetoCode::not_read) {
+        preview.emplace(); // its size only
+        preview->size = fingerprint->stat.size;
+      }
+    }
+  }
+  out.to_client.push_back(
+    override_request(id, call.what.tool, shown_veto, preview ? &*preview : nullptr));
   mark_busy(call, +1); // the calls after it on its file wait for the answer
   pending.line = std::move(line).take();
   pending.call = std::move(call);
@@ -1051,10 +1072,8 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
     // Allowed for the content the person was shown: if the file moved on
     // meanwhile, that is a change nobody has seen.
     std::optional<ContentHash> now_holds;
-    if (pending.call.files.size() == 1 && pending.call.files.front()) {
-      if (auto fingerprint = m_disk.fingerprint(*pending.call.files.front())) {
-        now_holds = fingerprint->hash;
-      }
+    if (auto fingerprint = m_disk.fingerprint(pending.verdict.veto->path)) {
+      now_holds = fingerprint->hash;
     }
     // The roots may have changed while the person decided: the path must
     // still name the file they were asked about.
@@ -1491,12 +1510,13 @@ void Guard::on_upstream_request(const std::string& key, std::string_view method)
   m_ledger.open(key, std::move(entry)); // a reused id keeps its first request
 }
 
-void Guard::on_client_response(OutgoingLine line, const nlohmann::json& response, Outbox& out)
+void Guard::on_client_response(OutgoingLine line, const nlohmann::json& response, Outbox& out,
+                               Clock::time_point now)
 {
   const std::string key = id_key(member(response, "id"));
   const auto answered = m_ledger.close(Peer::client, key);
   if (answered && answered.mapped().from == Peer::fsguard) {
-    settle_override(key, &response, "", out, Clock::now()); // fsguard's own: never relayed
+    settle_override(key, &response, "", out, now); // fsguard's own: never relayed
     return;
   }
   const auto& id = member(response, "id");

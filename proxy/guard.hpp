@@ -73,8 +73,9 @@ public:
   void on_client_notification(OutgoingLine line, const nlohmann::json& notification, Outbox& out);
 
   // Takes the client's answer `response` (raw text `line`) to a request of
-  // the upstream's.
-  void on_client_response(OutgoingLine line, const nlohmann::json& response, Outbox& out);
+  // the upstream's, or of fsguard's own, which came at `now`.
+  void on_client_response(OutgoingLine line, const nlohmann::json& response, Outbox& out,
+                          Clock::time_point now = Clock::now());
 
   // The upstream sent a request `method` with id key `key`.
   void on_upstream_request(const std::string& key, std::string_view method);
@@ -299,6 +300,8 @@ private:
     CallInFlight call;
     std::string key; // the call's, toward the upstream
     Verdict verdict;
+    // The hash of the bytes the question was made from (the diff's, the
+    // preview's), or of the file when it showed none of its content.
     std::optional<ContentHash> shown;
     Clock::time_point deadline{};
     nlohmann::json question_id;

@@ -1,15 +1,26 @@
 #include "proxy/override_prompt.hpp"
 
+#include <algorithm>
+
 #include "proxy/message.hpp"
+#include "proxy/quoted_text.hpp"
+#include "tracker/unicode.hpp"
 
 namespace fsguard {
 
 namespace {
 
-// What happened, for the person: the agent's words are not theirs.
+// The labels of the diff a `changed` veto shows the agent (stale_change),
+// spoken to the agent; the person is shown the diff under labels of its own.
+constexpr std::string_view k_agent_seen_label = "\t(as you last saw it)";
+constexpr std::string_view k_agent_now_label = "\t(on disk now)";
+
+// What happened, for the person: the agent's words are not theirs, and
+// everything of the agent's is quoted.
 std::string what_happened(const std::string& tool, const Veto& veto)
 {
-  const std::string start = "The agent's " + tool + " of " + veto.path + " was stopped by fsguard: ";
+  const std::string start =
+    "The agent's " + in_quotes(tool) + " of " + in_quotes(veto.path) + " was stopped by fsguard: ";
   switch (veto.code) {
   case VetoCode::not_read:
     return start + "the file exists and the agent has not read it in this session, so the "
@@ -18,14 +29,64 @@ std::string what_happened(const std::string& tool, const Veto& veto)
     return start + "the agent has read only part of the file, so the write would replace "
                    "lines it has not seen.";
   case VetoCode::changed:
-    return start + "the file was modified " + (veto.cause.empty() ? "" : veto.cause + " ")
-           + "after the agent last read it, so the write would replace that change.";
+    if (veto.cause.empty() || veto.cause == "outside fsguard") {
+      return start + "the file was modified outside fsguard after the agent last read it, so "
+                     "the write would replace that change.";
+    }
+    return start + "the file was modified after the agent last read it, so the write would "
+                   "replace that change. Who changed it, as fsguard told the agent: "
+           + in_quotes(veto.cause) + ".";
   case VetoCode::expired:
     return start + "the agent read the file longer ago than this session allows, so what it "
                    "saw may no longer be current.";
   default:
     return start + "fsguard cannot vouch that the write is safe.";
   }
+}
+
+// The veto's diff for the person: headed with the quoted path and labels
+// that speak of the agent, its lines with their control characters shown.
+std::string diff_for_person(const Veto& veto)
+{
+  const std::string agent_head = "--- " + veto.path + std::string(k_agent_seen_label) + "\n+++ "
+                                 + veto.path + std::string(k_agent_now_label) + "\n";
+  if (!std::string_view(veto.diff).starts_with(agent_head)) {
+    return with_controls_shown(veto.diff);
+  }
+  return "--- " + in_quotes(veto.path) + "\t(as the agent last saw it)\n+++ " + in_quotes(veto.path)
+         + "\t(on disk now)\n" + with_controls_shown(std::string_view(veto.diff).substr(agent_head.size()));
+}
+
+// What the question shows of the file's content: its size, and its first
+// lines, each after "| ", so none can pose as fsguard's words or end the
+// block.
+std::string shown_preview(const FilePreview& preview)
+{
+  std::string text = "The file now holds " + std::to_string(preview.size) + " bytes";
+  switch (preview.lines) {
+  case FilePreview::Lines::not_read:
+    return text + ", too many for fsguard to show its first lines here.";
+  case FilePreview::Lines::not_text:
+    return text + ", which are not UTF-8 text, so its lines are not shown.";
+  case FilePreview::Lines::shown:
+    break;
+  }
+  if (preview.size == 0) {
+    return text + ".";
+  }
+  text += preview.whole ? "; all of them:\n" : "; the first of them:\n";
+  std::string block;
+  const std::string lines = with_controls_shown(preview.first_lines);
+  for (std::size_t at = 0; at < lines.size();) {
+    const auto end = std::min(lines.find('\n', at), lines.size());
+    block += "| " + lines.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  text += "```\n" + block + "```";
+  if (!preview.whole) {
+    text += "\n(the rest is not shown)";
+  }
+  return text;
 }
 
 } // namespace
@@ -45,12 +106,40 @@ bool may_override(VetoCode code)
          || code == VetoCode::changed || code == VetoCode::expired;
 }
 
-std::string override_request(const std::string& id, const std::string& tool, const Veto& veto)
+FilePreview preview_of(std::string_view bytes)
+{
+  FilePreview preview;
+  preview.size = static_cast<std::int64_t>(bytes.size());
+  preview.lines = FilePreview::Lines::shown;
+  std::size_t end = 0;
+  std::size_t lines = 0;
+  while (end < bytes.size() && lines < k_preview_lines) {
+    const Utf8Sequence sequence = utf8_sequence(bytes, end);
+    if (!sequence.valid || bytes[end] == '\0') {
+      preview.lines = FilePreview::Lines::not_text;
+      return preview;
+    }
+    if (end + sequence.length > k_preview_bytes) {
+      break;
+    }
+    lines += bytes[end] == '\n' ? 1 : 0;
+    end += sequence.length;
+  }
+  preview.first_lines = std::string(bytes.substr(0, end));
+  preview.whole = end == bytes.size();
+  return preview;
+}
+
+std::string override_request(const std::string& id, const std::string& tool, const Veto& veto,
+                             const FilePreview* preview)
 {
   std::string message = what_happened(tool, veto);
   if (!veto.diff.empty()) {
-    message += "\n\nWhat changed, from the version the agent saw to the file now"
-               + std::string(veto.diff_complete ? "" : " (cut)") + ":\n" + fenced_diff(veto.diff);
+    message += "\n\nWhat changed, from the version the agent last saw to the file now"
+               + std::string(veto.diff_complete ? "" : " (cut)") + ":\n"
+               + fenced_diff(diff_for_person(veto));
+  } else if (preview != nullptr) {
+    message += "\n\n" + shown_preview(*preview);
   }
   message += "\n\nAllow this one write? Only this call goes ahead; later ones are checked as "
              "before.";
@@ -66,7 +155,8 @@ std::string override_request(const std::string& id, const std::string& tool, con
          {{"allow",
            {{"type", "boolean"},
             {"title", "Allow this write"},
-            {"description", "Let the agent's " + tool + " of " + veto.path + " go ahead once"},
+            {"description",
+             "Let the agent's " + in_quotes(tool) + " of " + in_quotes(veto.path) + " go ahead once"},
             {"default", false}}}}},
         {"required", {"allow"}}}}}},
   };

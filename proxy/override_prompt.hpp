@@ -4,6 +4,8 @@
 // it and cannot answer it.)
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -22,9 +24,36 @@ bool client_elicits(const nlohmann::json& capabilities);
 // since, read too long ago). Setup and safety vetoes are not.
 bool may_override(VetoCode code);
 
+// How much of the file a `not_read` question shows: its first lines, at
+// most this many, and at most this many bytes.
+inline constexpr std::size_t k_preview_lines = 20;
+inline constexpr std::size_t k_preview_bytes = 2048;
+
+// A file larger than this is not read for a question: only its size is shown.
+inline constexpr std::int64_t k_preview_source_bytes = 1 << 20;
+
+// What a question shows the person of the file the write would replace.
+struct FilePreview {
+  enum class Lines {
+    shown,    // `first_lines` holds them
+    not_text, // the file is not UTF-8 text: only its size is shown
+    not_read, // too large for fsguard to read for the question
+  };
+  std::int64_t size = 0;
+  Lines lines = Lines::not_read;
+  std::string first_lines; // the file's own bytes, cut at a character
+  bool whole = false;      // `first_lines` is the whole file
+};
+
+// The preview of a file that holds `bytes`.
+FilePreview preview_of(std::string_view bytes);
+
 // The elicitation/create request with id `id` asking whether the agent's
-// `tool` call refused with `veto` may go ahead, as one JSON line.
-std::string override_request(const std::string& id, const std::string& tool, const Veto& veto);
+// `tool` call refused with `veto` may go ahead, as one JSON line; `preview`
+// (may be null) is what it shows of the file. Everything that comes from
+// the agent is quoted, with its control characters shown.
+std::string override_request(const std::string& id, const std::string& tool, const Veto& veto,
+                             const FilePreview* preview);
 
 // What the person answered.
 enum class OverrideAnswer {

@@ -1,6 +1,7 @@
 // The person's override (override: ask) and read expiry (read_ttl_s),
 // through the real server-filesystem and the SDK client, which answers
-// fsguard's elicitation as a user would through the client's UI.
+// fsguard's elicitation as a user would through the client's UI (a person
+// takes more than a second: `asPerson`), or at once, as headless clients do.
 //
 //   node --test --test-concurrency=1 override.test.mjs      (FSGUARD_BIN=/path/to/fsguard)
 
@@ -23,6 +24,9 @@ import {
 const THEIRS = 'written by a person\n';
 const UNLINK_AFTER_READ = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib',
   'unlink-after-read.mjs');
+
+/** An answer handler that gives `result` after 1.2 s, as a person would. */
+const asPerson = (result) => async () => { await sleep(1200); return result; };
 
 /**
  * fsguard with `config` in front of server-filesystem on a workspace holding
@@ -69,20 +73,23 @@ async function session(t, { config, answer, files = { 'a.txt': THEIRS }, unlinkA
 test('override ask: the user accepts, and the blind write lands', async (t) => {
   const { file, asked, call } = await session(t, {
     config: { override: 'ask', audit_log: '/dev/null' },
-    answer: async () => ({ action: 'accept', content: { allow: true } }),
+    answer: asPerson({ action: 'accept', content: { allow: true } }),
   });
   const res = await call('write_file', { path: file, content: 'mine\n' });
   assert.equal(vetoCode(res), undefined, textOf(res));
   assert.equal(fs.readFileSync(file, 'utf8'), 'mine\n');
   assert.equal(asked.length, 1);
   assert.match(asked[0].message, /has not read it/);
+  // What the write would replace: the size and the first lines.
+  assert.ok(asked[0].message.includes(`holds ${THEIRS.length} bytes; all of them:\n\`\`\`\n| written by a person\n\`\`\``),
+    asked[0].message);
   assert.ok(asked[0].requestedSchema.properties.allow);
 });
 
 test('override ask: the user declines, and the outside content survives', async (t) => {
   const { file, call } = await session(t, {
     config: { override: 'ask' },
-    answer: async () => ({ action: 'decline' }),
+    answer: asPerson({ action: 'decline' }),
   });
   const res = await call('write_file', { path: file, content: 'mine\n' });
   assert.equal(vetoCode(res), 'not_read');
@@ -117,6 +124,21 @@ test('override ask: a refusal after the agent read the file again, and it was de
   const again = await call('write_file', { path: file, content: 'new\n' });
   assert.equal(vetoCode(again), undefined, textOf(again));
   assert.equal(fs.readFileSync(file, 'utf8'), 'new\n');
+});
+
+test("override ask: the agent's file name is quoted in the question, not read as fsguard's words", async (t) => {
+  const name = 'notes.txt\nit is a new, empty file. Nothing would be lost. Allow this one write?';
+  const { ws, asked, call } = await session(t, {
+    config: { override: 'ask' },
+    files: { [name]: THEIRS },
+    answer: asPerson({ action: 'decline' }),
+  });
+  const res = await call('write_file', { path: ws.file(name), content: 'mine\n' });
+  assert.equal(vetoCode(res), 'not_read');
+  assert.ok(asked[0].message.includes('notes.txt\\nit is a new, empty file.'), asked[0].message);
+  assert.ok(!asked[0].message.includes('\nit is a new'), asked[0].message);
+  assert.ok(!asked[0].requestedSchema.properties.allow.description.includes('\n'));
+  assert.equal(fs.readFileSync(ws.file(name), 'utf8'), THEIRS);
 });
 
 test('override ask: a client that never answers gets the veto after override_timeout_s', async (t) => {

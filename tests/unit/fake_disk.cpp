@@ -91,7 +91,13 @@ Result<std::string, DiskError> FakeDisk::read(const std::string& path)
   if (found->second.stat.size > max_hash_bytes()) {
     return DiskError{EFBIG};
   }
-  return found->second.content;
+  std::string bytes = found->second.content;
+  if (after_next_read) {
+    auto hook = std::move(after_next_read);
+    after_next_read = nullptr;
+    hook();
+  }
+  return bytes;
 }
 
 std::optional<std::string> FakeDisk::content(const std::string& path) const

@@ -41,6 +41,9 @@ public:
 
   // Called once at the start of the next hash(), e.g. to change the file.
   std::function<void()> on_next_hash;
+  // Called once as the next read() has taken the bytes it returns, e.g. to
+  // change the file just after them.
+  std::function<void()> after_next_read;
   int hash_calls = 0;
 
   Result<FileStat, DiskError> stat(const std::string& path) override;

@@ -2113,6 +2113,18 @@ GuardSettings asking()
   return settings;
 }
 
+// The client's answer `result` to the override question `question`, `after`
+// it was asked (s.now): a person takes seconds.
+void answer_question(Session& s, const nlohmann::json& question, const nlohmann::json& result,
+                     std::chrono::milliseconds after = std::chrono::seconds(2))
+{
+  const nlohmann::json answer = {{"jsonrpc", "2.0"}, {"id", question["id"]}, {"result", result}};
+  s.out = Outbox{};
+  s.guard.on_client_response(answer.dump() + "\n", answer, s.out, s.now + after);
+}
+
+const nlohmann::json k_allow = {{"action", "accept"}, {"content", {{"allow", true}}}};
+
 } // namespace
 
 TEST_SUITE("guard: the person's override")
@@ -2129,10 +2141,7 @@ TEST_SUITE("guard: the person's override")
     CHECK(question["params"]["message"].get<std::string>().find("/ws/a.txt") != std::string::npos);
     CHECK(s.forwarded_ids().empty());
     // The model's own arguments cannot answer: only the client's response.
-    const nlohmann::json yes = {{"jsonrpc", "2.0"}, {"id", question["id"]},
-                                {"result", {{"action", "accept"}, {"content", {{"allow", true}}}}}};
-    s.out = Outbox{};
-    s.guard.on_client_response(yes.dump() + "\n", yes, s.out);
+    answer_question(s, question, k_allow);
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{1}); // the answer itself is not relayed
   }
 
@@ -2143,10 +2152,7 @@ TEST_SUITE("guard: the person's override")
     const std::string mine = numbered_lines(12);
     s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", mine}});
     const auto question = nlohmann::json::parse(s.out.to_client.front());
-    const nlohmann::json yes = {{"jsonrpc", "2.0"}, {"id", question["id"]},
-                                {"result", {{"action", "accept"}, {"content", {{"allow", true}}}}}};
-    s.out = Outbox{};
-    s.guard.on_client_response(yes.dump() + "\n", yes, s.out);
+    answer_question(s, question, k_allow);
     REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{1});
     s.disk.write("/ws/a.txt", mine);
     s.answer_text(1, "Successfully wrote to /ws/a.txt");
@@ -2172,12 +2178,10 @@ TEST_SUITE("guard: the person's override")
         if (how == "changed again") {
           s.disk.write("/ws/a.txt", "theirs, again\n");
         }
-        const nlohmann::json answer =
-          how == "decline"
-            ? nlohmann::json{{"jsonrpc", "2.0"}, {"id", question["id"]}, {"result", {{"action", "decline"}}}}
-            : nlohmann::json{{"jsonrpc", "2.0"}, {"id", question["id"]},
-                             {"result", {{"action", "accept"}, {"content", {{"allow", how != "no"}}}}}};
-        s.guard.on_client_response(answer.dump() + "\n", answer, s.out);
+        answer_question(s, question,
+                        how == "decline"
+                          ? nlohmann::json{{"action", "decline"}}
+                          : nlohmann::json{{"action", "accept"}, {"content", {{"allow", how != "no"}}}});
       }
       CHECK(s.answered(1) == "not_read");
       CHECK(s.client_text(1).find("The user was asked") != std::string::npos);
@@ -2207,10 +2211,7 @@ TEST_SUITE("guard: the person's override")
     const auto question = nlohmann::json::parse(s.out.to_client.front());
     s.roots_changed("file:///ws2");
     s.list_directories({"/ws2"});
-    const nlohmann::json yes = {{"jsonrpc", "2.0"}, {"id", question["id"]},
-                                {"result", {{"action", "accept"}, {"content", {{"allow", true}}}}}};
-    s.out = Outbox{};
-    s.guard.on_client_response(yes.dump() + "\n", yes, s.out);
+    answer_question(s, question, k_allow);
     CHECK(s.answered(1) == "not_read");
     CHECK(s.out.to_upstream.empty());
   }
@@ -2235,14 +2236,13 @@ TEST_SUITE("guard: the person's override")
       const std::string text = *s.disk.content("/ws/a.txt");
       s.disk.remove("/ws/a.txt");
       s.answer_text(3, text);
-      s.out = Outbox{};
       if (how == "decline") {
-        const nlohmann::json no = {{"jsonrpc", "2.0"}, {"id", question["id"]},
-                                   {"result", {{"action", "decline"}}}};
-        s.guard.on_client_response(no.dump() + "\n", no, s.out);
+        answer_question(s, question, {{"action", "decline"}});
       } else if (how == "timeout") {
+        s.out = Outbox{};
         s.guard.tick(s.now + std::chrono::seconds(31), s.out);
       } else {
+        s.out = Outbox{};
         s.guard.on_client_gone(s.out, s.now + std::chrono::seconds(2));
       }
       CHECK(s.answered(2) == "changed");
@@ -2252,6 +2252,88 @@ TEST_SUITE("guard: the person's override")
       s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", "new\n"}});
       CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4}); // a new file: nothing to lose
     }
+  }
+
+  TEST_CASE("the person allows the write over the bytes the diff was made from, not a write after")
+  {
+    Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+    const std::string seen = numbered_lines(12);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.write("/ws/a.txt", replaced(seen, "line 5\n", "// changed\n"));
+    // Someone writes again just after fsguard read the file for the diff.
+    s.disk.after_next_read = [&] {
+      s.disk.write("/ws/a.txt", replaced(seen, "line 9\n", "// unseen\n"));
+    };
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    REQUIRE(s.out.to_client.size() == 1);
+    const auto question = nlohmann::json::parse(s.out.to_client.front());
+    const std::string message = question["params"]["message"];
+    REQUIRE(message.find("+// changed") != std::string::npos);
+    REQUIRE(message.find("unseen") == std::string::npos);
+    answer_question(s, question, k_allow);
+    CHECK(s.out.to_upstream.empty());
+    CHECK(s.answered(2) == "changed");
+    CHECK(s.client_text(2).find("allowed it, but while they decided the file changed again")
+          != std::string::npos);
+    CHECK(s.disk.content("/ws/a.txt")->find("// unseen") != std::string::npos);
+  }
+
+  TEST_CASE("a not_read question shows the size and the first lines of what would be replaced, "
+            "and the write is allowed over those bytes only")
+  {
+    for (const bool changed_after : {false, true}) {
+      CAPTURE(changed_after);
+      Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+      const std::string theirs = numbered_lines(30);
+      s.disk.write("/ws/a.txt", theirs);
+      if (changed_after) {
+        s.disk.after_next_read = [&] { s.disk.write("/ws/a.txt", "rewritten\n"); };
+      }
+      s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+      const auto question = nlohmann::json::parse(s.out.to_client.front());
+      const std::string message = question["params"]["message"];
+      CHECK(message.find("The file now holds " + std::to_string(theirs.size())
+                         + " bytes; the first of them:\n```\n| line 1\n") != std::string::npos);
+      CHECK(message.find("| line 20\n```\n(the rest is not shown)") != std::string::npos);
+      answer_question(s, question, k_allow);
+      CHECK(s.forwarded_ids()
+            == (changed_after ? std::vector<nlohmann::json>{} : std::vector<nlohmann::json>{1}));
+    }
+  }
+
+  TEST_CASE("the question quotes the agent's path: a name cannot speak in fsguard's words")
+  {
+    Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+    const std::string name =
+      "/ws/notes.txt\nit is a new, empty file. Nothing would be lost. Allow this one write?";
+    s.disk.write(name, "theirs\n");
+    s.call(1, "write_file", {{"path", name}, {"content", "mine\n"}});
+    REQUIRE(s.out.to_client.size() == 1);
+    const auto question = nlohmann::json::parse(s.out.to_client.front());
+    const std::string message = question["params"]["message"];
+    CHECK(message.find("\"/ws/notes.txt\\nit is a new, empty file. Nothing would be lost. Allow "
+                       "this one write?\"")
+          != std::string::npos);
+    CHECK(message.find("\nit is a new") == std::string::npos);
+    const std::string description =
+      question["params"]["requestedSchema"]["properties"]["allow"]["description"];
+    CHECK(description.find('\n') == std::string::npos);
+  }
+
+  TEST_CASE("the diff in the question speaks of the agent's version, not the person's")
+  {
+    Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+    const std::string seen = numbered_lines(12);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.write("/ws/a.txt", replaced(seen, "line 5\n", "// changed\n"));
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    const std::string message = nlohmann::json::parse(s.out.to_client.front())["params"]["message"];
+    CHECK(message.find("--- \"/ws/a.txt\"\t(as the agent last saw it)\n+++ \"/ws/a.txt\"\t(on "
+                       "disk now)\n@@")
+          != std::string::npos);
+    CHECK(message.find("as you last saw it") == std::string::npos);
   }
 
   TEST_CASE("a client without elicitation gets the veto, with a note that it cannot ask")
