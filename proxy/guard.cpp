@@ -965,8 +965,8 @@ void Guard::veto_change(const CallInFlight& call, const std::string& key, Verdic
                         std::int64_t latency_us, Outbox& out, Clock::time_point now)
 {
   Veto& veto = *verdict.veto;
-  if (m_settings.override_mode == Override::ask && !m_client_elicits && veto.person_said.empty()
-      && may_override(veto.code)) {
+  if (m_settings.override_mode == Override::ask && !m_client_elicits
+      && veto.override_outcome.empty() && may_override(veto.code)) {
     veto.person_unreachable = true;
   }
   const SeenRecord* record = verdict.shown ? m_tracker.find(verdict.shown->file) : nullptr;
@@ -1048,13 +1048,14 @@ void Guard::ask_person(OutgoingLine line, CallInFlight call, const std::string& 
   pending.call = std::move(call);
   pending.key = key;
   pending.verdict = std::move(verdict);
+  pending.asked = now;
   pending.deadline = now + m_settings.override_timeout;
   pending.question_id = id;
   m_overrides.emplace(question_key, std::move(pending));
 }
 
 void Guard::settle_override(const std::string& key, const nlohmann::json* answer,
-                            std::string said, Outbox& out, Clock::time_point now)
+                            std::string_view no_answer, Outbox& out, Clock::time_point now)
 {
   const auto found = m_overrides.find(key);
   if (found == m_overrides.end()) {
@@ -1067,8 +1068,13 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
     release_held(out, now); // the call was answered already: nothing to forward or refuse
     return;
   }
-  const OverrideAnswer answered = answer ? read_override_answer(*answer) : OverrideAnswer::error;
-  if (answered == OverrideAnswer::allow) {
+  const OverrideReply reply = answer ? read_override_answer(*answer) : OverrideReply{};
+  std::string outcome;
+  if (answer == nullptr) {
+    outcome = unanswered_outcome(no_answer);
+  } else if (!person_allowed(reply, now - pending.asked)) {
+    outcome = refused_reply_outcome(reply, now - pending.asked);
+  } else {
     // Allowed for the content the person was shown: if the file moved on
     // meanwhile, that is a change nobody has seen.
     std::optional<ContentHash> now_holds;
@@ -1095,12 +1101,9 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
       release_held(out, now);
       return;
     }
-    said = "allowed it, but while they decided the file changed again or its path came to "
-           "name another file, so fsguard did not write it";
-  } else if (answer != nullptr) {
-    said = answered == OverrideAnswer::decline ? "declined" : "the client answered with an error";
+    outcome = outdated_allow_outcome();
   }
-  pending.verdict.veto->person_said = said;
+  pending.verdict.veto->override_outcome = std::move(outcome);
   audit(pending.call, "override_refused", pending.verdict.veto, 0, out);
   veto_change(pending.call, pending.key, pending.verdict, 0, out, now);
   release_held(out, now);
@@ -1114,7 +1117,7 @@ void Guard::on_client_gone(Outbox& out, Clock::time_point now)
   }
   for (const auto& key : keys) {
     m_ledger.close(Peer::client, key);
-    settle_override(key, nullptr, "did not answer before the client ended the session", out, now);
+    settle_override(key, nullptr, "the client ended the session before it answered", out, now);
   }
 }
 
@@ -2115,8 +2118,8 @@ void Guard::tick(Clock::time_point now, Outbox& out)
     out.to_client.push_back(cancel.dump() + "\n");
     m_ledger.close(Peer::client, key);
     settle_override(key, nullptr,
-                    "did not answer within " + std::to_string(m_settings.override_timeout.count())
-                      + " s",
+                    "no answer came within " + std::to_string(m_settings.override_timeout.count())
+                      + " s, so fsguard withdrew the question",
                     out, now);
   }
   if (!m_paths.listing_in_flight() && !m_paths.probing()) {

@@ -294,7 +294,7 @@ private:
   // A vetoed change the person is being asked to allow (override: ask):
   // the call as it would go upstream, its verdict, the content of its file
   // the person was shown (allowed only if it still holds), and when the
-  // question expires.
+  // question was sent and when it expires.
   struct PendingOverride {
     std::string line; // owned, as a held call's
     CallInFlight call;
@@ -303,6 +303,7 @@ private:
     // The hash of the bytes the question was made from (the diff's, the
     // preview's), or of the file when it showed none of its content.
     std::optional<ContentHash> shown;
+    Clock::time_point asked{};
     Clock::time_point deadline{};
     nlohmann::json question_id;
   };
@@ -456,10 +457,11 @@ private:
   bool asks_person(const Veto& veto) const;
   void ask_person(OutgoingLine line, CallInFlight call, const std::string& key, Verdict verdict,
                   Outbox& out, Clock::time_point now);
-  // The person's `answer` (or its absence, `answer` null: `said` tells why)
-  // to the override question `key`.
-  void settle_override(const std::string& key, const nlohmann::json* answer, std::string said,
-                       Outbox& out, Clock::time_point now);
+  // The client's `answer`, at `now`, to the override question `key`; or its
+  // absence (`answer` null), `no_answer` saying why, e.g. "no answer came
+  // within 30 s, so fsguard withdrew the question".
+  void settle_override(const std::string& key, const nlohmann::json* answer,
+                       std::string_view no_answer, Outbox& out, Clock::time_point now);
   // Decides the change `call` (raw request `line`, rewritten when a stale
   // write is merged): each file's facts gathered and handed to decide()
   // (proxy/guard/change_decision.hpp), the one decision on every change.

@@ -89,6 +89,48 @@ std::string shown_preview(const FilePreview& preview)
   return text;
 }
 
+std::string asked_person()
+{
+  return "fsguard asked the user through the client whether to allow this write; ";
+}
+
+std::string asked_client()
+{
+  return "fsguard asked the client to ask the user whether to allow this write; ";
+}
+
+// The answer's name in the protocol, as the client sent it.
+std::string_view action_of(OverrideAnswer answer)
+{
+  switch (answer) {
+  case OverrideAnswer::allow:
+  case OverrideAnswer::not_confirmed:
+    return "accept";
+  case OverrideAnswer::decline:
+    return "decline";
+  case OverrideAnswer::cancel:
+    return "cancel";
+  default:
+    return "";
+  }
+}
+
+// At most this many bytes of a client's error message are passed on.
+constexpr std::size_t k_error_message_bytes = 200;
+
+// `text` cut to `bytes` at a character boundary, "..." marking the cut.
+std::string cut_to(std::string_view text, std::size_t bytes)
+{
+  if (text.size() <= bytes) {
+    return std::string(text);
+  }
+  std::size_t end = bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
+    --end;
+  }
+  return std::string(text.substr(0, end)) + "...";
+}
+
 } // namespace
 
 bool client_elicits(const nlohmann::json& capabilities)
@@ -163,21 +205,81 @@ std::string override_request(const std::string& id, const std::string& tool, con
   return request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-OverrideAnswer read_override_answer(const nlohmann::json& response)
+OverrideReply read_override_answer(const nlohmann::json& response)
 {
+  const auto& error = member(response, "error");
+  if (error.is_object()) {
+    const auto& message = member(error, "message");
+    return {OverrideAnswer::error, message.is_string() ? message.get<std::string>() : ""};
+  }
   const auto& result = member(response, "result");
   if (!result.is_object()) {
-    return OverrideAnswer::error;
+    return {};
   }
   const auto& action = member(result, "action");
   if (action == "accept") {
-    return member(member(result, "content"), "allow") == true ? OverrideAnswer::allow
-                                                               : OverrideAnswer::decline;
+    return {member(member(result, "content"), "allow") == true ? OverrideAnswer::allow
+                                                               : OverrideAnswer::not_confirmed,
+            {}};
   }
-  if (action == "decline" || action == "cancel") {
-    return OverrideAnswer::decline;
+  if (action == "decline") {
+    return {OverrideAnswer::decline, {}};
   }
-  return OverrideAnswer::error;
+  if (action == "cancel") {
+    return {OverrideAnswer::cancel, {}};
+  }
+  return {};
+}
+
+bool person_allowed(const OverrideReply& reply, std::chrono::steady_clock::duration elapsed)
+{
+  return reply.answer == OverrideAnswer::allow && elapsed >= k_person_answer_time;
+}
+
+std::string refused_reply_outcome(const OverrideReply& reply,
+                                  std::chrono::steady_clock::duration elapsed)
+{
+  switch (reply.answer) {
+  case OverrideAnswer::error:
+    return asked_client() + "the client answered with an error"
+           + (reply.error.empty() ? std::string()
+                                  : " (" + in_quotes(cut_to(reply.error, k_error_message_bytes)) + ")")
+           + ", so fsguard did not write it.";
+  case OverrideAnswer::unreadable:
+    return asked_client() + "the client's answer was none of accept, decline or cancel, so "
+                            "fsguard did not write it.";
+  default:
+    break;
+  }
+  const std::string_view action = action_of(reply.answer);
+  if (elapsed < k_person_answer_time) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
+    return asked_client() + "the client answered " + std::string(action) + " after "
+           + std::to_string(ms) + " ms, sooner than a person can read the question: the client "
+           "answered without asking a person, so fsguard did not write it.";
+  }
+  switch (reply.answer) {
+  case OverrideAnswer::decline:
+    return asked_person() + "the client answered decline: the user refused it.";
+  case OverrideAnswer::cancel:
+    return asked_person() + "the client answered cancel: the question was dismissed without a "
+                            "choice, so fsguard did not write it.";
+  default: // not_confirmed
+    return asked_person() + "the client answered accept without the confirmation (allow was "
+                            "not true), so fsguard did not write it.";
+  }
+}
+
+std::string outdated_allow_outcome()
+{
+  return asked_person() + "the client answered accept, but while the user decided the file "
+                          "changed again or its path came to name another file, so fsguard did "
+                          "not write it.";
+}
+
+std::string unanswered_outcome(std::string_view why)
+{
+  return asked_person() + std::string(why) + ".";
 }
 
 } // namespace fsguard

@@ -1,9 +1,10 @@
 // Asking the person, not the model, whether one vetoed write may go ahead:
-// the MCP elicitation request fsguard sends the client, and how its answer
-// reads. (The client shows the request to the user; the model never sees
-// it and cannot answer it.)
+// the MCP elicitation request fsguard sends the client, how its answer
+// reads, and what the model is told of it. (The client shows the request to
+// the user; the model never sees it and cannot answer it.)
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -55,14 +56,46 @@ FilePreview preview_of(std::string_view bytes);
 std::string override_request(const std::string& id, const std::string& tool, const Veto& veto,
                              const FilePreview* preview);
 
-// What the person answered.
+// What the client answered to an override question.
 enum class OverrideAnswer {
-  allow,   // accept, with allow: true
-  decline, // accept with allow: false, decline, or cancel
-  error,   // an error, or a result of another shape
+  allow,         // accept, with allow: true
+  not_confirmed, // accept, without allow: true
+  decline,       // decline
+  cancel,        // cancel: dismissed without a choice
+  error,         // a JSON-RPC error
+  unreadable,    // a result of another shape
 };
 
-// Reads the client's `response` to an override request.
-OverrideAnswer read_override_answer(const nlohmann::json& response);
+// The client's answer: what it was, and an error's message.
+struct OverrideReply {
+  OverrideAnswer answer = OverrideAnswer::unreadable;
+  std::string error; // OverrideAnswer::error: the client's message, if any
+};
+
+// Reads the client's `response` to an override question.
+OverrideReply read_override_answer(const nlohmann::json& response);
+
+// An answer that came sooner than this after the question was sent came
+// from the client itself: no person reads the question and answers that
+// fast (headless clients, such as `claude -p`, cancel within milliseconds).
+inline constexpr std::chrono::milliseconds k_person_answer_time{1000};
+
+// Whether `reply`, which came `elapsed` after the question, lets the write
+// go ahead: a person's accept with allow: true.
+bool person_allowed(const OverrideReply& reply, std::chrono::steady_clock::duration elapsed);
+
+// What the model is told when `reply`, `elapsed` after the question, did
+// not let the write go ahead: what the client answered, and whether a
+// person can have answered at all. One or two sentences.
+std::string refused_reply_outcome(const OverrideReply& reply,
+                                  std::chrono::steady_clock::duration elapsed);
+
+// What the model is told when the person allowed the write but the file
+// changed, or its path came to name another file, while they decided.
+std::string outdated_allow_outcome();
+
+// What the model is told when no answer came; `why`, e.g. "no answer came
+// within 30 s, so fsguard withdrew the question".
+std::string unanswered_outcome(std::string_view why);
 
 } // namespace fsguard

@@ -230,8 +230,8 @@ std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& 
     }
     break;
   }
-  if (!veto.person_said.empty()) {
-    text += " The user was asked whether to allow this write, and " + veto.person_said + ".";
+  if (!veto.override_outcome.empty()) {
+    text += " " + veto.override_outcome;
   } else if (veto.person_unreachable) {
     text += " fsguard is set to let the user allow such a write, but this client cannot ask "
             "the user (it does not support MCP elicitation).";

@@ -60,9 +60,10 @@ struct Veto {
   // expired: how long ago the agent last read or wrote it, and the limit.
   std::int64_t age_s = 0;
   std::int64_t ttl_s = 0;
-  // The person was asked to allow the write (override: ask) and did not:
-  // what they answered, e.g. "declined"; "" when not asked.
-  std::string person_said;
+  // The person was to be asked to allow the write (override: ask) and it
+  // did not go ahead: what the client answered, or that no answer came, in
+  // whole sentences for the agent; "" when not asked.
+  std::string override_outcome;
   // override is "ask", but the client cannot ask the person (no MCP
   // elicitation): the text says so.
   bool person_unreachable = false;

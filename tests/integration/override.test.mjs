@@ -93,9 +93,36 @@ test('override ask: the user declines, and the outside content survives', async 
   });
   const res = await call('write_file', { path: file, content: 'mine\n' });
   assert.equal(vetoCode(res), 'not_read');
-  assert.match(textOf(res), /The user was asked whether to allow this write, and declined/);
+  assert.match(textOf(res), /the client answered decline: the user refused it\./);
   assert.equal(fs.readFileSync(file, 'utf8'), THEIRS);
 });
+
+// What the model is told, for each answer a client gives: at once, as
+// headless clients answer (Claude Code -p cancels, the Codex app-server
+// declines), or as a person would.
+for (const { name, answer, told } of [
+  { name: 'a cancel at once (claude -p)', answer: async () => ({ action: 'cancel' }),
+    told: /the client answered cancel after \d+ ms, sooner than a person can read the question: the client answered without asking a person/ },
+  { name: 'a decline at once (the Codex app-server)', answer: async () => ({ action: 'decline' }),
+    told: /the client answered decline after \d+ ms, .*without asking a person/ },
+  { name: 'an accept at once', answer: async () => ({ action: 'accept', content: { allow: true } }),
+    told: /the client answered accept after \d+ ms, .*without asking a person, so fsguard did not write it/ },
+  { name: "a person's cancel", answer: asPerson({ action: 'cancel' }),
+    told: /the client answered cancel: the question was dismissed without a choice/ },
+  { name: 'an accept without the confirmation', answer: asPerson({ action: 'accept', content: { allow: false } }),
+    told: /the client answered accept without the confirmation/ },
+  { name: 'an error', answer: async () => { throw new Error('no way to ask'); },
+    told: /the client answered with an error \(".*no way to ask"\)/ },
+]) {
+  test(`override ask: ${name} is reported as what the client answered`, async (t) => {
+    const { file, call } = await session(t, { config: { override: 'ask' }, answer });
+    const res = await call('write_file', { path: file, content: 'mine\n' });
+    assert.equal(vetoCode(res), 'not_read');
+    assert.match(textOf(res), told);
+    assert.doesNotMatch(textOf(res), /declined|the user refused/);
+    assert.equal(fs.readFileSync(file, 'utf8'), THEIRS);
+  });
+}
 
 test('override ask: a refusal after the agent read the file again, and it was deleted, answers every call', async (t) => {
   const seen = Array.from({ length: 12 }, (_, i) => `line ${i + 1}\n`).join('');
@@ -118,7 +145,7 @@ test('override ask: a refusal after the agent read the file again, and it was de
   assert.match(asked[0].message, /\+line 5, changed by a person/);
   assert.equal(vetoCode(res), 'changed', textOf(res));
   assert.equal(vetoMeta(res).counts_as_read, false);
-  assert.match(textOf(res), /declined/);
+  assert.match(textOf(res), /the client answered decline: the user refused it/);
   assert.equal(fs.existsSync(file), false);
   // fsguard is still there: the next call is answered.
   const again = await call('write_file', { path: file, content: 'new\n' });
@@ -149,7 +176,7 @@ test('override ask: a client that never answers gets the veto after override_tim
   const began = Date.now();
   const res = await call('write_file', { path: file, content: 'mine\n' });
   assert.equal(vetoCode(res), 'not_read');
-  assert.match(textOf(res), /did not answer within 1 s/);
+  assert.match(textOf(res), /no answer came within 1 s, so fsguard withdrew the question/);
   assert.ok(Date.now() - began < 5000);
   assert.equal(fs.readFileSync(file, 'utf8'), THEIRS);
 });

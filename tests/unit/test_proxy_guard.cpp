@@ -2184,7 +2184,7 @@ TEST_SUITE("guard: the person's override")
                           : nlohmann::json{{"action", "accept"}, {"content", {{"allow", how != "no"}}}});
       }
       CHECK(s.answered(1) == "not_read");
-      CHECK(s.client_text(1).find("The user was asked") != std::string::npos);
+      CHECK(s.client_text(1).find("fsguard asked the user through the client") != std::string::npos);
       CHECK(s.out.to_upstream.empty());
     }
   }
@@ -2274,7 +2274,8 @@ TEST_SUITE("guard: the person's override")
     answer_question(s, question, k_allow);
     CHECK(s.out.to_upstream.empty());
     CHECK(s.answered(2) == "changed");
-    CHECK(s.client_text(2).find("allowed it, but while they decided the file changed again")
+    CHECK(s.client_text(2).find("the client answered accept, but while the user decided the file "
+                                "changed again")
           != std::string::npos);
     CHECK(s.disk.content("/ws/a.txt")->find("// unseen") != std::string::npos);
   }
@@ -2334,6 +2335,42 @@ TEST_SUITE("guard: the person's override")
                        "disk now)\n@@")
           != std::string::npos);
     CHECK(message.find("as you last saw it") == std::string::npos);
+  }
+
+  TEST_CASE("the model is told what the client answered: a cancel is not a decline, and an "
+            "answer too soon for a person is the client's own")
+  {
+    struct Case {
+      nlohmann::json result;
+      std::chrono::milliseconds after;
+      std::string told;
+    };
+    const std::vector<Case> cases = {
+      {{{"action", "cancel"}}, std::chrono::seconds(4),
+       "the client answered cancel: the question was dismissed without a choice"},
+      {{{"action", "decline"}}, std::chrono::seconds(4),
+       "the client answered decline: the user refused it."},
+      {{{"action", "cancel"}}, std::chrono::milliseconds(4),
+       "the client answered cancel after 4 ms, sooner than a person can read the question: the "
+       "client answered without asking a person"},
+      {{{"action", "decline"}}, std::chrono::milliseconds(0),
+       "the client answered decline after 0 ms"},
+      {k_allow, std::chrono::milliseconds(10), "the client answered accept after 10 ms"},
+      {{{"action", "accept"}, {"content", nlohmann::json::object()}}, std::chrono::seconds(4),
+       "the client answered accept without the confirmation"},
+    };
+    for (const auto& [result, after, told] : cases) {
+      CAPTURE(result.dump());
+      CAPTURE(after.count());
+      Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
+      s.disk.write("/ws/a.txt", "theirs\n");
+      s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+      answer_question(s, nlohmann::json::parse(s.out.to_client.front()), result, after);
+      CHECK(s.out.to_upstream.empty());
+      CHECK(s.answered(1) == "not_read");
+      CHECK(s.client_text(1).find(told) != std::string::npos);
+      CHECK(s.client_text(1).find("declined") == std::string::npos);
+    }
   }
 
   TEST_CASE("a client without elicitation gets the veto, with a note that it cannot ask")

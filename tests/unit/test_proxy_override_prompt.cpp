@@ -1,10 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <string>
 
 #include "proxy/override_prompt.hpp"
 
 using namespace fsguard;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -21,6 +23,11 @@ Question asked(const std::string& tool, const Veto& veto, const FilePreview* pre
                                                               preview));
   return {request["params"]["message"],
           request["params"]["requestedSchema"]["properties"]["allow"]["description"]};
+}
+
+nlohmann::json result(const nlohmann::json& body)
+{
+  return {{"jsonrpc", "2.0"}, {"id", "fsguard/override/1"}, {"result", body}};
 }
 
 } // namespace
@@ -118,5 +125,62 @@ TEST_SUITE("override prompt")
     large.size = 5'000'000;
     CHECK(asked("write_file", veto, &large).message.find("holds 5000000 bytes, too many")
           != std::string::npos);
+  }
+
+  TEST_CASE("each answer of the client is read as what it is")
+  {
+    CHECK(read_override_answer(result({{"action", "accept"}, {"content", {{"allow", true}}}})).answer
+          == OverrideAnswer::allow);
+    CHECK(read_override_answer(result({{"action", "accept"}, {"content", {{"allow", false}}}})).answer
+          == OverrideAnswer::not_confirmed);
+    CHECK(read_override_answer(result({{"action", "accept"}})).answer
+          == OverrideAnswer::not_confirmed);
+    CHECK(read_override_answer(result({{"action", "decline"}})).answer == OverrideAnswer::decline);
+    CHECK(read_override_answer(result({{"action", "cancel"}})).answer == OverrideAnswer::cancel);
+    CHECK(read_override_answer(result({{"action", "maybe"}})).answer == OverrideAnswer::unreadable);
+    CHECK(read_override_answer(result(nullptr)).answer == OverrideAnswer::unreadable);
+    const auto error = read_override_answer(
+      {{"jsonrpc", "2.0"}, {"id", "x"}, {"error", {{"code", -32601}, {"message", "no UI"}}}});
+    CHECK(error.answer == OverrideAnswer::error);
+    CHECK(error.error == "no UI");
+  }
+
+  TEST_CASE("a cancel is not a decline, and neither is reported as the user's when it came too "
+            "soon for a person")
+  {
+    const auto told = [](OverrideAnswer answer, std::chrono::milliseconds after) {
+      return refused_reply_outcome(OverrideReply{answer, ""}, after);
+    };
+    CHECK(told(OverrideAnswer::decline, 5s)
+          == "fsguard asked the user through the client whether to allow this write; the client "
+             "answered decline: the user refused it.");
+    CHECK(told(OverrideAnswer::cancel, 5s).find("answered cancel: the question was dismissed "
+                                                "without a choice")
+          != std::string::npos);
+    CHECK(told(OverrideAnswer::not_confirmed, 5s).find("answered accept without the "
+                                                       "confirmation")
+          != std::string::npos);
+    for (const auto answer : {OverrideAnswer::cancel, OverrideAnswer::decline,
+                              OverrideAnswer::allow}) {
+      const std::string text = told(answer, 3ms);
+      CAPTURE(text);
+      CHECK(text.find("after 3 ms") != std::string::npos);
+      CHECK(text.find("the client answered without asking a person") != std::string::npos);
+      CHECK(text.find("user refused") == std::string::npos);
+      CHECK(text.find("declined") == std::string::npos);
+    }
+    CHECK(told(OverrideAnswer::cancel, 3ms).find("answered cancel after") != std::string::npos);
+    CHECK(refused_reply_outcome(OverrideReply{OverrideAnswer::error, "no UI\nhere"}, 5s)
+          == "fsguard asked the client to ask the user whether to allow this write; the client "
+             "answered with an error (\"no UI\\nhere\"), so fsguard did not write it.");
+    CHECK(told(OverrideAnswer::unreadable, 5s).find("none of accept, decline or cancel")
+          != std::string::npos);
+  }
+
+  TEST_CASE("only a person's accept with the confirmation lets the write go ahead")
+  {
+    CHECK(person_allowed(OverrideReply{OverrideAnswer::allow, ""}, k_person_answer_time));
+    CHECK_FALSE(person_allowed(OverrideReply{OverrideAnswer::allow, ""}, k_person_answer_time - 1ms));
+    CHECK_FALSE(person_allowed(OverrideReply{OverrideAnswer::not_confirmed, ""}, 5s));
   }
 }
