@@ -53,8 +53,9 @@ std::string diff_for_person(const Veto& veto)
   if (!std::string_view(veto.diff).starts_with(agent_head)) {
     return with_controls_shown(veto.diff);
   }
-  return "--- " + in_quotes(veto.path) + "\t(as the agent last saw it)\n+++ " + in_quotes(veto.path)
-         + "\t(on disk now)\n" + with_controls_shown(std::string_view(veto.diff).substr(agent_head.size()));
+  const std::string path = in_quotes(veto.path);
+  return "--- " + path + "\t(as the agent last saw it)\n+++ " + path + "\t(on disk now)\n"
+         + with_controls_shown(std::string_view(veto.diff).substr(agent_head.size()));
 }
 
 // What the question shows of the file's content: its size, and its first
@@ -198,7 +199,8 @@ std::string override_request(const std::string& id, const std::string& tool, con
            {{"type", "boolean"},
             {"title", "Allow this write"},
             {"description",
-             "Let the agent's " + in_quotes(tool) + " of " + in_quotes(veto.path) + " go ahead once"},
+             "Let the agent's " + in_quotes(tool) + " of " + in_quotes(veto.path)
+               + " go ahead once"},
             {"default", false}}}}},
         {"required", {"allow"}}}}}},
   };
@@ -240,11 +242,12 @@ std::string refused_reply_outcome(const OverrideReply& reply,
                                   std::chrono::steady_clock::duration elapsed)
 {
   switch (reply.answer) {
-  case OverrideAnswer::error:
-    return asked_client() + "the client answered with an error"
-           + (reply.error.empty() ? std::string()
-                                  : " (" + in_quotes(cut_to(reply.error, k_error_message_bytes)) + ")")
+  case OverrideAnswer::error: {
+    const std::string said =
+      reply.error.empty() ? "" : " (" + in_quotes(cut_to(reply.error, k_error_message_bytes)) + ")";
+    return asked_client() + "the client answered with an error" + said
            + ", so fsguard did not write it.";
+  }
   case OverrideAnswer::unreadable:
     return asked_client() + "the client's answer was none of accept, decline or cancel, so "
                             "fsguard did not write it.";

@@ -2181,10 +2181,12 @@ TEST_SUITE("guard: the person's override")
         answer_question(s, question,
                         how == "decline"
                           ? nlohmann::json{{"action", "decline"}}
-                          : nlohmann::json{{"action", "accept"}, {"content", {{"allow", how != "no"}}}});
+                          : nlohmann::json{{"action", "accept"},
+                                           {"content", {{"allow", how != "no"}}}});
       }
       CHECK(s.answered(1) == "not_read");
-      CHECK(s.client_text(1).find("fsguard asked the user through the client") != std::string::npos);
+      CHECK(s.client_text(1).find("fsguard asked the user through the client")
+            != std::string::npos);
       CHECK(s.out.to_upstream.empty());
     }
   }
@@ -2228,7 +2230,8 @@ TEST_SUITE("guard: the person's override")
       s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
       REQUIRE(s.out.to_client.size() == 1);
       const auto question = nlohmann::json::parse(s.out.to_client.front());
-      REQUIRE(question["params"]["message"].get<std::string>().find("+// changed") != std::string::npos);
+      const std::string message = question["params"]["message"];
+      REQUIRE(message.find("+// changed") != std::string::npos); // a diff that counts as a read
       // While the person decides, the agent reads the file again, and the
       // file is deleted just after that read: its record is gone.
       s.call(3, "read_text_file", {{"path", "/ws/a.txt"}});

@@ -75,7 +75,8 @@ TEST_SUITE("override prompt")
     veto.diff_complete = true;
     const std::string message = asked("write_file", veto).message;
     CHECK(message.find("```diff\n--- \"/ws/a\\nb.txt\"\t(as the agent last saw it)\n"
-                       "+++ \"/ws/a\\nb.txt\"\t(on disk now)\n@@ -1 +1 @@\n-one\n+two\\u001b[2J\n```")
+                       "+++ \"/ws/a\\nb.txt\"\t(on disk now)\n"
+                       "@@ -1 +1 @@\n-one\n+two\\u001b[2J\n```")
           != std::string::npos);
     CHECK(message.find("as you last saw it") == std::string::npos);
   }
@@ -129,10 +130,12 @@ TEST_SUITE("override prompt")
 
   TEST_CASE("each answer of the client is read as what it is")
   {
-    CHECK(read_override_answer(result({{"action", "accept"}, {"content", {{"allow", true}}}})).answer
-          == OverrideAnswer::allow);
-    CHECK(read_override_answer(result({{"action", "accept"}, {"content", {{"allow", false}}}})).answer
-          == OverrideAnswer::not_confirmed);
+    const auto accepted = [](const nlohmann::json& allow) {
+      return read_override_answer(result({{"action", "accept"}, {"content", {{"allow", allow}}}}));
+    };
+    CHECK(accepted(true).answer == OverrideAnswer::allow);
+    CHECK(accepted(false).answer == OverrideAnswer::not_confirmed);
+    CHECK(accepted("true").answer == OverrideAnswer::not_confirmed);
     CHECK(read_override_answer(result({{"action", "accept"}})).answer
           == OverrideAnswer::not_confirmed);
     CHECK(read_override_answer(result({{"action", "decline"}})).answer == OverrideAnswer::decline);
@@ -180,7 +183,8 @@ TEST_SUITE("override prompt")
   TEST_CASE("only a person's accept with the confirmation lets the write go ahead")
   {
     CHECK(person_allowed(OverrideReply{OverrideAnswer::allow, ""}, k_person_answer_time));
-    CHECK_FALSE(person_allowed(OverrideReply{OverrideAnswer::allow, ""}, k_person_answer_time - 1ms));
+    CHECK_FALSE(
+      person_allowed(OverrideReply{OverrideAnswer::allow, ""}, k_person_answer_time - 1ms));
     CHECK_FALSE(person_allowed(OverrideReply{OverrideAnswer::not_confirmed, ""}, 5s));
   }
 }
