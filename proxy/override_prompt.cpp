@@ -181,6 +181,7 @@ std::string override_request(const std::string& id, const std::string& tool, con
     message += "\n\nWhat changed, from the version the agent last saw to the file now"
                + std::string(veto.diff_complete ? "" : " (cut)") + ":\n"
                + fenced_diff(diff_for_person(veto));
+    message.pop_back(); // the block's last line break: one blank line follows, as for others
   } else if (preview != nullptr) {
     message += "\n\n" + shown_preview(*preview);
   }

@@ -76,7 +76,7 @@ TEST_SUITE("override prompt")
     const std::string message = asked("write_file", veto).message;
     CHECK(message.find("```diff\n--- \"/ws/a\\nb.txt\"\t(as the agent last saw it)\n"
                        "+++ \"/ws/a\\nb.txt\"\t(on disk now)\n"
-                       "@@ -1 +1 @@\n-one\n+two\\u001b[2J\n```")
+                       "@@ -1 +1 @@\n-one\n+two\\u001b[2J\n```\n\nAllow this one write?")
           != std::string::npos);
     CHECK(message.find("as you last saw it") == std::string::npos);
   }
