@@ -348,7 +348,7 @@ void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
   entry.id = id;
   entry.method = std::string(method);
   std::optional<GuardedCall> what; // described once, for its first attempt too
-  const ToolMap::value_type* guarded_spec = nullptr;
+  const std::string* guarded_name = nullptr;
   const nlohmann::json* arguments = &null_value();
   if (method == "initialize") {
     entry.expect = Expectation::initialize;
@@ -358,12 +358,17 @@ void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
     arguments = call_arguments;
     if (tool == nullptr) {
       // relayed undescribed
+    } else if (!m_paths.knows_server()) {
+      // Which tools fsguard guards, and how, is known once the server is:
+      // every call waits for it (try_run), to be described then.
+      guarded_name = tool;
+      entry.expect = Expectation::guarded_call;
     } else if (reads_client_listing(*tool)) {
       entry.expect = Expectation::client_listing;
       entry.listing_sequence = m_paths.client_listing_sequence();
     } else if (const auto* spec = guarded_tool(*tool)) {
       what = describe_call(spec->second, spec->first, *arguments);
-      guarded_spec = spec;
+      guarded_name = &spec->first;
       entry.expect = Expectation::guarded_call;
     }
   }
@@ -386,8 +391,8 @@ void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
     out.to_upstream.push_back(std::move(line));
     return;
   }
-  run_new_call(line, id, key, guarded_spec->first, *arguments, std::move(what),
-               std::move(content), *opened, out, now);
+  run_new_call(line, id, key, *guarded_name, *arguments, std::move(what), std::move(content),
+               *opened, out, now);
 }
 
 void Guard::run_new_call(OutgoingLine& line, const nlohmann::json& id, const std::string& key,
@@ -409,6 +414,7 @@ void Guard::run_new_call(OutgoingLine& line, const nlohmann::json& id, const std
     // Held: its line outlives the reader's buffer, so it is copied if lent.
     m_held.push_back(Held{std::move(line).take(), id, tool, arguments, std::move(content), key,
                           sent_at, attempt.outcome == Outcome::waiting_for_directories,
+                          attempt.outcome == Outcome::waiting_for_session,
                           std::move(attempt.call), now});
   }
 }
@@ -424,8 +430,8 @@ std::optional<Guard::PlainCall> Guard::scan_plain_call(std::string_view text,
 
     PlainCallUse use_of(std::string_view name) override
     {
-      if (m_guard.reads_client_listing(name)) {
-        return PlainCallUse::none;
+      if (!m_guard.m_paths.knows_server() || m_guard.reads_client_listing(name)) {
+        return PlainCallUse::none; // before the server is known, every call waits for it
       }
       m_tool = m_guard.guarded_tool(name);
       return m_tool == nullptr ? PlainCallUse::relay : PlainCallUse::guard;
@@ -527,6 +533,9 @@ Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
                               const std::vector<const CallInFlight*>& held_before, Outbox& out,
                               Clock::time_point now)
 {
+  if (!m_paths.knows_server()) {
+    return {Outcome::waiting_for_session, {}}; // which tools are guarded, and how, is unknown
+  }
   if (!what) {
     entry.expect = Expectation::relay; // the map changed: no longer a file tool
     out.to_upstream.push_back(std::move(line));
@@ -538,6 +547,12 @@ Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
     entry.expect = Expectation::relay;
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
+  }
+  if (!knows_session()) {
+    // Described and decided once fsguard knows the server's directories:
+    // before, a change below one it cannot see would be taken for a new
+    // file, and a path resolved against directories still unknown.
+    return {Outcome::waiting_for_session, {}};
   }
   std::unique_ptr<CallInFlight> described = describe(id, std::move(*what), content.hash);
   CallInFlight& call = *described;
@@ -1636,6 +1651,7 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
       return true;
     }
     m_paths.on_initialize_result(response, out);
+    release_held(out, now); // the calls sent before, if the server has no directories to learn
     return true;
   }
   case Expectation::own_listing:
@@ -1986,8 +2002,9 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
   m_held.clear();
   // Pointers into m_held stay valid: a deque's push_back moves nothing.
   std::vector<const CallInFlight*> held_before;
+  const bool knows_tools = m_paths.knows_server();
   for (auto& held : waiting) {
-    if (held.awaiting_directories) {
+    if (held.awaiting_directories || (held.awaiting_session && !knows_tools)) {
       m_held.push_back(std::move(held));
       continue;
     }
@@ -2002,6 +2019,7 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
     }
     held.line = std::move(line).take(); // its own string again, not copied
     held.awaiting_directories = attempt.outcome == Outcome::waiting_for_directories;
+    held.awaiting_session = attempt.outcome == Outcome::waiting_for_session;
     held.described = std::move(attempt.call);
     m_held.push_back(std::move(held));
     if (m_held.back().described) {
@@ -2012,6 +2030,10 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
 
 void Guard::after_listing(Outbox& out, Clock::time_point now)
 {
+  if (knows_session() && std::any_of(m_held.begin(), m_held.end(),
+                                     [](const Held& held) { return held.awaiting_session; })) {
+    release_held(out, now); // the listing (or its last probe) completed the session
+  }
   const bool any_waiting = std::any_of(m_held.begin(), m_held.end(),
                                        [](const Held& held) { return held.awaiting_directories; });
   if (!any_waiting) {
@@ -2078,6 +2100,7 @@ void Guard::expire(Clock::time_point now, Outbox& out)
       any = true;
     }
   }
+  refuse_overdue_session_waits(now, out);
   // Calls that waited for the server's directories that long are decided
   // with what is known.
   bool overdue = false;
@@ -2098,6 +2121,43 @@ void Guard::expire(Clock::time_point now, Outbox& out)
   if (m_view) {
     m_view->forget_all(); // a failure no call took stays with none
   }
+}
+
+void Guard::refuse_overdue_session_waits(Clock::time_point now, Outbox& out)
+{
+  const auto overdue = [&](const Held& held) {
+    return held.awaiting_session && now - held.arrived >= m_settings.call_timeout;
+  };
+  if (std::none_of(m_held.begin(), m_held.end(), overdue)) {
+    return;
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(m_settings.call_timeout);
+  const std::string waited = std::to_string(seconds.count()) + " s (call_timeout_s)";
+  const bool initialized = m_paths.knows_server();
+  const std::string awaited =
+    initialized ? "the server's answer to fsguard's own list_allowed_directories (or get_file_info "
+                  "of those directories), which tells fsguard which files the server serves"
+                : "the server's answer to initialize, which tells fsguard which server it guards "
+                  "and how that server reads a call's paths";
+  const std::string remedy =
+    initialized ? "Call again; if this keeps happening, the server does not answer fsguard: "
+                  "fsguard --check-setup shows what it sees."
+                : "Call tools once the initialize result has come; if it never does, the server "
+                  "does not start or answer: fsguard --check-setup shows what it sees.";
+  for (const Held& held : m_held) {
+    if (!overdue(held)) {
+      continue;
+    }
+    answer_error(held.id, RpcError::server_error,
+                 "fsguard: " + held.tool + " waited " + waited + " for " + awaited
+                   + ". It never came, so fsguard could not check the call and did not send it. "
+                   + remedy,
+                 out);
+    out.say(LogLevel::warn, "refused " + held.tool + " " + held.key + ": it waited " + waited
+                              + " for " + awaited);
+    m_ledger.close(Peer::upstream, held.key);
+  }
+  std::erase_if(m_held, overdue);
 }
 
 void Guard::tick(Clock::time_point now, Outbox& out)
@@ -2177,6 +2237,7 @@ void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length
   }
   if (answered.expect == Expectation::own_probe) {
     m_paths.probe_done();
+    after_listing(out, Clock::now()); // it may have been the last one the session waited for
     return;
   }
   if (answered.expect == Expectation::own_verify) {

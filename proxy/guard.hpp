@@ -126,8 +126,8 @@ public:
   // of the plain shape of a tool fsguard only relays or guards; for a
   // guarded one, its arguments are read into `arguments`. Nothing for
   // anything else, which on_client_request() takes: the client's listing of
-  // allowed directories, another shape, arguments the fast reader leaves to
-  // the full parse.
+  // allowed directories, any call before the initialize result, another
+  // shape, arguments the fast reader leaves to the full parse.
   std::optional<PlainCall> scan_plain_call(std::string_view text,
                                            PlainCallArguments& arguments) const;
 
@@ -235,11 +235,12 @@ private:
     std::string key;
     std::uint64_t sent_at = 0;
     bool awaiting_directories = false; // re-described once they are known
+    bool awaiting_session = false; // arrived before fsguard knew the session (knows_session())
     std::optional<CallInFlight> described; // as last described: later calls wait behind it
     Clock::time_point arrived{};
   };
 
-  enum class Outcome { ran, held, waiting_for_directories };
+  enum class Outcome { ran, held, waiting_for_directories, waiting_for_session };
   // A version of a file fsguard showed the agent in full (a veto's complete
   // diff over what it read whole).
   struct ShownVersion {
@@ -401,6 +402,16 @@ private:
                     std::optional<GuardedCall>&& what, ContentArgument content,
                     PendingRequest& entry, Outbox& out, Clock::time_point now);
   bool awaits_directories(const CallInFlight& call) const;
+  // Whether fsguard knows the session: the initialize result named the
+  // server (its tools map), and its allowed directories are learned where
+  // it has them. Until then no call the guard describes is decided.
+  bool knows_session() const
+  {
+    return m_paths.knows_server() && !m_paths.learning_directories();
+  }
+  // Refuses the calls that waited longer than the call timeout at `now`
+  // for fsguard to know the session.
+  void refuse_overdue_session_waits(Clock::time_point now, Outbox& out);
   // verify: upstream: the files whose content a change by `call` is
   // decided on (a move's destination; a write's or an edit's file), or
   // that a partial read `call` is cut from.

@@ -47,6 +47,7 @@ void ServerPaths::on_initialize_result(const nlohmann::json& response, Outbox& o
       }
     }
   }
+  m_knows_server = true;
   m_context.rules = m_profile.rules;
   if (m_profile.rules == PathRules::server_filesystem) {
     ask_for_listing(out);
@@ -67,12 +68,16 @@ void ServerPaths::on_listing_result(const nlohmann::json& response, std::uint64_
       out.say(LogLevel::warn,
               "could not read the upstream's allowed directories, so relative paths stay "
               "refused; the agent must use absolute paths");
+      m_listing_read = true; // asking again would tell no more
+      note_learned();
     }
     return;
   }
   m_allowed.confirm(*directories, asked_at);
   refresh_context();
   look_for_unseen(*directories, out);
+  m_listing_read = true; // with the probes look_for_unseen() sent in flight
+  note_learned();
   out.say(LogLevel::debug,
           "the upstream's allowed directories: "
             + (directories->empty() ? std::string("(none)") : joined(*directories, ", "))

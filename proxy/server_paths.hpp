@@ -64,7 +64,11 @@ public:
   // directory fsguard sees under that name is another one.
   void on_probe_result(const nlohmann::json& response, const std::string& directory, Outbox& out);
   // fsguard's get_file_info of `directory` will never be answered.
-  void probe_done() { m_probes_in_flight -= m_probes_in_flight > 0 ? 1 : 0; }
+  void probe_done()
+  {
+    m_probes_in_flight -= m_probes_in_flight > 0 ? 1 : 0;
+    note_learned();
+  }
   // True while a probe of an allowed directory awaits its answer.
   bool probing() const { return m_probes_in_flight > 0; }
 
@@ -76,6 +80,17 @@ public:
 
   // Reads the upstream's answer `response` to the client's initialize.
   void on_initialize_result(const nlohmann::json& response, Outbox& out);
+  // True once an initialize result has named the server: until then the
+  // tools map and the path rules in force are only a guess.
+  bool knows_server() const { return m_knows_server; }
+  // True while fsguard learns the allowed directories of a server that has
+  // them: until the first listing is read (or could not be), and the
+  // probes it sent are answered or given up on. Later changes of the
+  // directories are in_doubt() instead.
+  bool learning_directories() const
+  {
+    return m_context.rules == PathRules::server_filesystem && !m_directories_learned;
+  }
   // Reads the upstream's answer `response` to a listing asked at `asked_at`,
   // fsguard's own when `own`.
   void on_listing_result(const nlohmann::json& response, std::uint64_t asked_at, bool own,
@@ -104,10 +119,17 @@ public:
   {
     m_listings_in_flight = 0;
     m_probes_in_flight = 0;
+    note_learned();
   }
 
 private:
   void refresh_context();
+  // Marks the directories learned once a listing was read and no probe
+  // awaits its answer (see learning_directories()).
+  void note_learned()
+  {
+    m_directories_learned = m_directories_learned || (m_listing_read && m_probes_in_flight == 0);
+  }
   // Finds which of `directories` fsguard cannot see, and says so once
   // for each new finding.
   void look_for_unseen(const DirectorySet& directories, Outbox& out);
@@ -130,6 +152,9 @@ private:
   bool m_sees_files = true;
   std::uint64_t m_next_probe = 0;
   int m_listings_in_flight = 0;
+  bool m_knows_server = false;        // an initialize result named the server
+  bool m_listing_read = false;        // a listing was answered, readable or not
+  bool m_directories_learned = false; // see learning_directories()
 };
 
 } // namespace fsguard

@@ -13,7 +13,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  FSGUARD_BIN, SERVER_FS_SCRIPT, callTool, connect, makeWorkspace, textOf, vetoCode, vetoMeta,
+  FSGUARD_BIN, SERVER_FS_SCRIPT, callTool, connect, makeWorkspace, spawnRawFor, textOf, vetoCode,
+  vetoMeta,
 } from './lib/harness.mjs';
 
 const canUnshare = spawnSync('unshare', ['-m', '--propagation', 'private', 'true']).status === 0;
@@ -144,4 +145,25 @@ test('a directory of the same name that is another one on the server\'s side is 
   const report = checkSetup(upstream);
   assert.equal(report.status, 1, report.stdout + report.stderr);
   assert.match(report.stdout, /NOT THE SAME DIRECTORY/);
+});
+
+test('a client that pipelines its first calls has them decided once fsguard knows what the server serves', { skip }, async (t) => {
+  const { project, serverRoot, serverProject } = layout(t);
+  const upstream = namespacedServer({ tmpfsAt: serverRoot, mounts: [[project, serverProject]], serverDir: serverProject });
+  const h = spawnRawFor(t, ['--', ...upstream]);
+  const target = path.join(serverProject, 'a.txt');
+  // One write to the pipe, as a JSONL file piped in: initialize, initialized,
+  // and a blind overwrite of a file fsguard never saw, all before the
+  // server has answered anything.
+  h.send([
+    { jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pipelining', version: '0' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call',
+      params: { name: 'write_file', arguments: { path: target, content: 'blind\n' } } },
+  ].map((message) => JSON.stringify(message)).join('\n'));
+  const write = await h.response(2);
+  assert.equal(write.result?._meta?.['fsguard/veto']?.code, 'not_visible', JSON.stringify(write));
+  assert.equal(fs.readFileSync(path.join(project, 'a.txt'), 'utf8'), ORIGINAL);
+  assert.equal((await h.response(1)).result?.serverInfo?.name, 'secure-filesystem-server');
 });

@@ -9,7 +9,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 
 import {
-  TESTS_DIR, FAKE_UPSTREAM_SCRIPT, FSGUARD_BIN, SERVER_FS_SCRIPT, connect, callTool, makeWorkspace, textOf, vetoCode,
+  TESTS_DIR, FAKE_UPSTREAM_SCRIPT, FSGUARD_BIN, SERVER_FS_SCRIPT, connect, callTool, makeWorkspace, spawnRawFor,
+  textOf, vetoCode,
 } from './lib/harness.mjs';
 
 const PROFILES_DIR = path.resolve(TESTS_DIR, '..', 'profiles', 'node_modules');
@@ -97,6 +98,30 @@ test('@wonderwhy-er/desktop-commander: detected; truncated reads are partial; ap
   assertAllowed(await call('edit_block', { file_path: big, old_string: '\n7\n', new_string: '\nseven\n' }), 'edit after a truncated read');
   assert.match(readDisk(big), /\nseven\n/);
   assert.match(s.stderrText(), /using the desktop-commander profile/);
+});
+
+test('desktop-commander: a read pipelined before the initialize result is described with its profile', async (t) => {
+  const home = makeWorkspace({}, 'fsguard-dc-home-');
+  const ws = makeWorkspace({ 'big.txt': Array.from({ length: 1500 }, (_, i) => `${i + 1}`).join('\n') + '\n' });
+  t.after(() => { ws.cleanup(); home.cleanup(); });
+  const h = spawnRawFor(t, ['--', process.execPath, DESKTOP_COMMANDER], { env: { HOME: home.dir }, cwd: ws.dir });
+  const big = ws.file('big.txt');
+  const before = readDisk(big);
+  // One write to the pipe: the read goes with initialize, before fsguard
+  // knows which server it guards (and so how much its read_file shows).
+  h.send([
+    { jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pipelining', version: '0' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_file', arguments: { path: big } } },
+  ].map((message) => JSON.stringify(message)).join('\n'));
+  const read = await h.response(2, 30_000);
+  assert.match(read.result.content[0].text, /500 remaining/);
+  h.send({ jsonrpc: '2.0', id: 3, method: 'tools/call',
+    params: { name: 'write_file', arguments: { path: big, content: 'short\n', mode: 'rewrite' } } });
+  const write = await h.response(3);
+  assert.equal(write.result?._meta?.['fsguard/veto']?.code, 'partial_read', JSON.stringify(write));
+  assert.equal(readDisk(big), before);
 });
 
 test('an unknown server passes through untouched, and fsguard says nothing is guarded', async (t) => {

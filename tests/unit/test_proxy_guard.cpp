@@ -71,6 +71,23 @@ struct Session {
     }
   }
 
+  // A guard before the session: the test sends initialize and answers it.
+  struct Uninitialized {};
+  explicit Session(Uninitialized, GuardSettings settings = {})
+    : guard(disk, std::move(settings), "/home", "/ws")
+  {
+    disk.make_directory("/ws");
+    disk.advance(10'000'000'000LL);
+  }
+
+  // The client's initialize, as request `id`.
+  void initialize(const nlohmann::json& id = 0)
+  {
+    request(json_line({{"jsonrpc", "2.0"}, {"id", id}, {"method", "initialize"},
+                       {"params", {{"clientInfo", {{"name", "test-client"}, {"version", "1"}}},
+                                   {"capabilities", nlohmann::json::object()}}}}));
+  }
+
   static std::string json_line(const nlohmann::json& message) { return message.dump() + "\n"; }
 
   // The client's request `line`, taken as the relay takes it: borrowed from
@@ -591,6 +608,12 @@ TEST_SUITE("guard")
     disk.advance(10'000'000'000LL);
     Guard guard(disk, settings, "/home", "/ws");
     Outbox out;
+    const nlohmann::json initialize = {{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
+                                       {"params", nlohmann::json::object()}};
+    guard.on_client_request(initialize.dump() + "\n", initialize, {}, out);
+    const std::string initialized =
+      R"({"jsonrpc":"2.0","id":0,"result":{"serverInfo":{"name":"desktop-commander"}}})";
+    guard.on_upstream_response("0", initialized, skim_message(initialized), out);
     const auto write = [&](int id) {
       const nlohmann::json request = {
         {"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
@@ -1947,6 +1970,157 @@ TEST_SUITE("guard: servers that see other directories")
       s.answer_probes(shift);
       CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{1});
     }
+  }
+}
+
+TEST_SUITE("guard: calls before fsguard knows the session")
+{
+  const nlohmann::json k_server_filesystem = {
+    {"serverInfo", {{"name", "secure-filesystem-server"}, {"version", "0.2.0"}}}};
+
+  // desktop-commander's answer to a read_file of the first `shown` of
+  // `total` lines (numbered from 1).
+  const auto commander_read = [](int shown, int total) {
+    std::string text = "[Reading " + std::to_string(shown) + " lines from start (total: "
+                       + std::to_string(total) + " lines, " + std::to_string(total - shown)
+                       + " remaining)]\n";
+    for (int line = 1; line <= shown; ++line) {
+      text += std::to_string(line) + "\n";
+    }
+    return nlohmann::json{{"content", {{{"type", "text"}, {"text", text}}}}};
+  };
+
+  TEST_CASE("a write sent before the directories are learned waits, and is refused below one fsguard cannot see")
+  {
+    Session s{Session::Uninitialized{}};
+    s.initialize();
+    s.call(1, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "blind\n"}});
+    CHECK(s.forwarded_ids().empty()); // before the initialize result
+    CHECK(s.out.to_client.empty());
+    s.answer(0, k_server_filesystem);
+    CHECK(s.out.to_client.empty()); // and before fsguard's own listing
+    s.list_directories({"/projects/app"});
+    CHECK(s.answered(1) == "not_visible");
+    CHECK(s.forwarded_ids().empty());
+  }
+
+  TEST_CASE("a write sent before the probe of its directory is answered waits for it")
+  {
+    for (const std::int64_t shift : {std::int64_t{5}, std::int64_t{0}}) {
+      Session s{Session::Uninitialized{}};
+      s.disk.births["/ws"] = 1'700'000'000;
+      s.initialize();
+      s.call(1, "write_file", {{"path", "/ws/new.txt"}, {"content", "y\n"}});
+      s.answer(0, k_server_filesystem);
+      s.list_directories({"/ws"}, false);
+      REQUIRE(s.out.to_upstream.size() == 1); // only the probe: the write waits for it
+      CHECK(nlohmann::json::parse(s.out.to_upstream.front().text())["params"]["name"]
+            == "get_file_info");
+      CHECK(s.out.to_client.empty());
+      s.answer_probes(shift);
+      if (shift != 0) {
+        CHECK(s.answered(1) == "not_visible"); // the server's /ws is another directory
+      } else {
+        CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{1});
+      }
+    }
+  }
+
+  TEST_CASE("a plain guarded call sent before the listing is answered waits for it")
+  {
+    Session s{Session::Uninitialized{}};
+    s.initialize();
+    s.answer(0, k_server_filesystem);
+    auto listing = std::move(s.out);
+    s.disk.write("/ws/a.txt", "a\n");
+    // The plain shape every SDK writes, taken without a parse.
+    const std::string line =
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file",)"
+      R"("arguments":{"path":"/ws/a.txt","content":"x\n"}}})";
+    PlainCallArguments arguments;
+    REQUIRE(s.guard.scan_plain_call(line, arguments));
+    s.request(line + "\n", ContentArgument{fake_hash("x\n")});
+    CHECK(s.forwarded_ids().empty());
+    CHECK(s.out.to_client.empty());
+    s.out = std::move(listing);
+    s.list_directories({"/ws"});
+    CHECK(s.answered(1) == "not_read");
+  }
+
+  TEST_CASE("a read sent before the initialize result is described with the tool map the result names")
+  {
+    Session s{Session::Uninitialized{}};
+    s.disk.write("/ws/big.txt", "many lines\n");
+    s.initialize();
+    s.call(1, "read_file", {{"path", "/ws/big.txt"}});
+    CHECK(s.forwarded_ids().empty());
+    s.answer(0, {{"serverInfo", {{"name", "desktop-commander"}, {"version", "0.2.0"}}}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{1}); // no listing to wait for
+    s.answer(1, commander_read(1000, 1500));
+    s.call(2, "write_file", {{"path", "/ws/big.txt"}, {"content", "short\n"}});
+    CHECK(s.answered(2) == "partial_read");
+  }
+
+  TEST_CASE("a call of a tool only the server named later has is guarded too")
+  {
+    Session s{Session::Uninitialized{}};
+    s.disk.write("/ws/a.txt", "a\n");
+    s.initialize();
+    // Not a tool of server-filesystem's, the map fsguard assumes before.
+    s.call(1, "edit_block", {{"file_path", "/ws/a.txt"}, {"old_string", "a"}, {"new_string", "b"}});
+    CHECK(s.forwarded_ids().empty());
+    s.answer(0, {{"serverInfo", {{"name", "desktop-commander"}, {"version", "0.2.0"}}}});
+    CHECK(s.answered(1) == "not_read");
+    CHECK(s.forwarded_ids().empty());
+  }
+
+  TEST_CASE("requests that are not tool calls, and calls fsguard does not guard, do not wait for the directories")
+  {
+    Session s{Session::Uninitialized{}};
+    s.initialize();
+    s.request(Session::json_line({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}}));
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{1});
+    s.call(2, "list_directory", {{"path", "/ws"}}); // which tools are guarded is not known yet
+    CHECK(s.forwarded_ids().empty());
+    s.answer(0, k_server_filesystem);
+    REQUIRE(s.forwarded_ids().size() == 2); // the listing fsguard asks, and the call
+    CHECK(s.forwarded_ids()[1] == 2);
+    s.call(3, "list_directory", {{"path", "/ws"}}); // known now, and not guarded
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
+  TEST_CASE("a call that waits for the session longer than call_timeout is refused, saying why")
+  {
+    GuardSettings settings;
+    settings.call_timeout = std::chrono::seconds(20);
+    Session s{Session::Uninitialized{}, settings};
+    s.initialize();
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    s.out = Outbox{};
+    s.guard.tick(s.now + std::chrono::seconds(19), s.out);
+    CHECK(s.out.to_client.empty());
+    s.guard.tick(s.now + std::chrono::seconds(20), s.out);
+    CHECK(s.answered(1) == std::to_string(static_cast<int>(RpcError::server_error)));
+    const auto refused = s.client_line(1);
+    const std::string message = refused["error"]["message"];
+    CAPTURE(message);
+    CHECK(message.find("answer to initialize") != std::string::npos);
+    CHECK(message.find("call_timeout_s") != std::string::npos);
+    CHECK(message.find("did not send it") != std::string::npos);
+    CHECK(s.out.to_upstream.empty());
+    CHECK_FALSE(s.guard.holds_calls());
+
+    // Initialized, but the server never answers fsguard's listing.
+    s.answer(0, k_server_filesystem);
+    s.call(2, "read_text_file", {{"path", "/ws/a.txt"}});
+    CHECK(s.forwarded_ids().empty());
+    s.out = Outbox{};
+    s.guard.tick(s.now + std::chrono::seconds(20), s.out);
+    CHECK(s.answered(2) == std::to_string(static_cast<int>(RpcError::server_error)));
+    const std::string unlisted = s.client_line(2)["error"]["message"];
+    CAPTURE(unlisted);
+    CHECK(unlisted.find("list_allowed_directories") != std::string::npos);
+    CHECK(s.guard.take_unanswered().empty()); // each answered once
   }
 }
 
