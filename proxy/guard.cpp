@@ -358,6 +358,14 @@ void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
     arguments = call_arguments;
     if (tool == nullptr) {
       // relayed undescribed
+    } else if (!m_paths.knows_server() && !m_ledger.initialize_seen()) {
+      answer_error(id, RpcError::invalid_request,
+                   "fsguard: " + *tool + " was called before initialize. fsguard learns from the "
+                   "server's initialize result which server it guards and how that server reads "
+                   "a call's paths, so it checks no call before; the call was not sent. Send "
+                   "initialize first.",
+                   out);
+      return;
     } else if (!m_paths.knows_server()) {
       // Which tools fsguard guards, and how, is known once the server is:
       // every call waits for it (try_run), to be described then.

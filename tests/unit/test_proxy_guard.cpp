@@ -2089,6 +2089,23 @@ TEST_SUITE("guard: calls before fsguard knows the session")
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
   }
 
+  TEST_CASE("a tool call sent before any initialize is refused at once, saying why")
+  {
+    Session s{Session::Uninitialized{}};
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    CHECK(s.answered(1) == std::to_string(static_cast<int>(RpcError::invalid_request)));
+    const std::string message = s.client_line(1)["error"]["message"];
+    CAPTURE(message);
+    CHECK(message.find("before initialize") != std::string::npos);
+    CHECK(s.forwarded_ids().empty());
+    CHECK_FALSE(s.guard.holds_calls());
+    s.request(Session::json_line({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "ping"}}));
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2}); // other requests go on
+    s.initialize(3);
+    s.call(1, "read_text_file", {{"path", "/ws/a.txt"}}); // the id was never taken
+    CHECK(s.out.to_client.empty()); // waits for the initialize result
+  }
+
   TEST_CASE("a call that waits for the session longer than call_timeout is refused, saying why")
   {
     GuardSettings settings;
