@@ -153,7 +153,7 @@ private:
   std::uint64_t m_next_probe = 0;
   int m_listings_in_flight = 0;
   bool m_knows_server = false;        // an initialize result named the server
-  bool m_listing_read = false;        // a listing was answered, readable or not
+  bool m_listing_read = false;        // a listing was read, or fsguard's own could not be
   bool m_directories_learned = false; // see learning_directories()
 };
 
