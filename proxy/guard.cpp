@@ -1115,7 +1115,13 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
     if (!same_files) {
       now_holds.reset();
     }
+    // Decided again as every change is: the person's answer lifts the one
+    // refusal they were asked about, and no other rule.
+    ChangeDecision decision;
     if (now_holds == pending.shown && same_files) {
+      decision = decide_accepted(pending.call, pending.line, pending.verdict.veto->code);
+    }
+    if (now_holds == pending.shown && same_files && decision.outcome != ChangeOutcome::veto) {
       audit(pending.call, "override", pending.verdict.veto, 0, out);
       out.say(LogLevel::info, "the user allowed " + pending.call.what.tool + " of "
                                 + server_spelling(pending.verdict.veto->path));
@@ -1124,7 +1130,13 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
       release_held(out, now);
       return;
     }
-    outcome = outdated_allow_outcome();
+    if (decision.outcome == ChangeOutcome::veto && decision.veto) {
+      pending.verdict.veto = std::move(decision.veto);
+      pending.verdict.shown.reset(); // the question's diff is not this veto's
+      outcome = redecided_allow_outcome();
+    } else {
+      outcome = outdated_allow_outcome();
+    }
   }
   pending.verdict.veto->override_outcome = std::move(outcome);
   audit(pending.call, "override_refused", pending.verdict.veto, 0, out);

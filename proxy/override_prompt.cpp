@@ -281,6 +281,13 @@ std::string outdated_allow_outcome()
                           "not write it.";
 }
 
+std::string redecided_allow_outcome()
+{
+  return asked_person() + "the client answered accept, but fsguard decided the write again "
+                          "before sending it and refuses it for the reason below, which the "
+                          "user was not asked about, so fsguard did not write it.";
+}
+
 std::string unanswered_outcome(std::string_view why)
 {
   return asked_person() + std::string(why) + ".";

@@ -94,6 +94,11 @@ std::string refused_reply_outcome(const OverrideReply& reply,
 // changed, or its path came to name another file, while they decided.
 std::string outdated_allow_outcome();
 
+// What the model is told when the person allowed the change, but deciding
+// it again (the one decision every change asks) refused it for another
+// reason than the one the person was asked about.
+std::string redecided_allow_outcome();
+
 // What the model is told when no answer came; `why`, e.g. "no answer came
 // within 30 s, so fsguard withdrew the question".
 std::string unanswered_outcome(std::string_view why);

@@ -2336,6 +2336,36 @@ TEST_SUITE("guard: the person's override")
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{1}); // the answer itself is not relayed
   }
 
+  TEST_CASE("an accepted override is decided again: the answer lifts the refusal asked about, not the keep-the-change rule")
+  {
+    GuardSettings settings = asking();
+    settings.read_ttl = std::chrono::seconds(10);
+    Session s(settings, "claude-code", "0.2.0", {"/ws"}, true);
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    s.disk.advance(2'000'000'000LL);
+    const std::string shown = replaced(seen, "line 3\n", "line three\n");
+    s.disk.write("/ws/a.txt", shown);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", seen + "two\n"}});
+    REQUIRE(s.out.to_client.size() == 1);
+    answer_question(s, nlohmann::json::parse(s.out.to_client.front()), {{"action", "decline"}});
+    REQUIRE(s.answered(2) == "changed");
+    REQUIRE(s.client_line(2)["result"]["_meta"]["fsguard/veto"]["counts_as_read"] == true);
+    // The whole read is now past read_ttl_s: the person is asked about that
+    // alone, by a write made from the version read, which undoes the change.
+    s.now += std::chrono::seconds(5);
+    s.disk.advance(10'000'000'000LL);
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", seen + "line 21\n"}});
+    REQUIRE(s.out.to_client.size() == 1);
+    answer_question(s, nlohmann::json::parse(s.out.to_client.front()), k_allow);
+    CHECK(s.forwarded_ids().empty());
+    CHECK(s.answered(3) == "changed");
+    CHECK(s.client_text(3).find("does not keep that change byte for byte") != std::string::npos);
+    CHECK(s.client_text(3).find("decided the write again") != std::string::npos);
+    CHECK(*s.disk.content("/ws/a.txt") == shown);
+  }
+
   TEST_CASE("a write the person allowed is known whole once done: the next veto shows the diff from it")
   {
     Session s(asking(), "claude-code", "0.2.0", {"/ws"}, true);
