@@ -18,6 +18,7 @@
 #include "proxy/executor.hpp"
 #include "proxy/message.hpp"
 #include "proxy/real_disk.hpp"
+#include "tracker/file_identity.hpp"
 #include "tracker/file_state.hpp"
 #include "tracker/path.hpp"
 #include "tracker/server_filesystem.hpp"
@@ -87,10 +88,62 @@ private:
   int m_next_id = 0;
 };
 
+// fsguard's own entries of `directory`: name -> whether it is a directory
+// (a symlink is not one, as the server's listing shows it).
+DirectoryEntries local_entries(const std::string& directory)
+{
+  DirectoryEntries entries;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    std::error_code type_error;
+    entries[entry.path().filename().string()] = entry.is_directory(type_error)
+                                                && !entry.is_symlink(type_error);
+  }
+  return entries;
+}
+
+constexpr std::size_t k_most_subdirectories = 64;
+
+// How the server's listing of its `directory` differs from fsguard's of
+// `local`, and, `depth` levels down, of its subdirectories (a mount inside
+// the served directory shows there, unless `map` maps it too); nothing
+// when they agree. `count` gets the number of entries compared.
+Task<std::optional<std::string>> entries_difference(Conversation& upstream,
+                                                    const std::string& directory,
+                                                    const std::string& local, const PathMap& map,
+                                                    int depth, std::size_t& count)
+{
+  nlohmann::json params = {{"name", "list_directory"}, {"arguments", {{"path", directory}}}};
+  const auto answer = co_await upstream.ask("tools/call", params);
+  const auto text = Conversation::text_of(answer);
+  const auto server = text ? parse_directory_listing(*text) : std::nullopt;
+  if (!server) {
+    co_return "the server did not list " + directory;
+  }
+  count += server->size();
+  if (auto difference = listing_difference(*server, local_entries(local))) {
+    co_return "in " + directory + ": " + *difference;
+  }
+  std::size_t looked = 0;
+  for (const auto& [name, is_directory] : *server) {
+    if (depth == 0 || !is_directory || ++looked > k_most_subdirectories) {
+      continue;
+    }
+    const std::string below = directory + "/" + name;
+    const std::string local_below = map.to_local(below).value_or(local + "/" + name);
+    if (auto difference =
+          co_await entries_difference(upstream, below, local_below, map, depth - 1, count)) {
+      co_return difference;
+    }
+  }
+  co_return std::nullopt;
+}
+
 // One line of the report on the server's `directory`; sets `seen` false
-// when fsguard cannot see it.
+// when fsguard cannot see it, and `proven` false when fsguard sees it but
+// not all of it as the server does.
 Task<std::string> check_directory(Conversation& upstream, const std::string& directory,
-                                  const PathMap& map, bool& seen)
+                                  const PathMap& map, bool& seen, bool& proven)
 {
   const auto local = map.to_local(lexically_normal(directory));
   if (!local) {
@@ -105,8 +158,8 @@ Task<std::string> check_directory(Conversation& upstream, const std::string& dir
     co_return "  " + where + ": NOT VISIBLE: " + *local + " does not exist on fsguard's side"
            + (error ? " (" + error.message() + ")" : std::string());
   }
-  // The same directory has the same birth time on both sides; a birth
-  // time of 0 means the server's filesystem keeps none.
+  // Another birth time proves another directory; the same one, kept in
+  // whole seconds, proves little (a script makes two in one second).
   nlohmann::json info_params = {{"name", "get_file_info"}, {"arguments", {{"path", directory}}}};
   const auto answer = co_await upstream.ask("tools/call", info_params);
   const auto info = Conversation::text_of(answer);
@@ -118,12 +171,27 @@ Task<std::string> check_directory(Conversation& upstream, const std::string& dir
            + format_time(*server_born * 1'000'000'000LL) + ", fsguard's "
            + format_time(*local_born * 1'000'000'000LL);
   }
-  if (server_born && local_born && *server_born > 0) {
-    co_return "  " + where + ": visible, the same directory (both were created "
-           + format_time(*local_born * 1'000'000'000LL) + ")";
+  // The same directory has the same entries, and so have its
+  // subdirectories, unless something is mounted in one on one side only.
+  std::size_t count = 0;
+  const auto top = co_await entries_difference(upstream, directory, *local, map, 0, count);
+  if (top) {
+    seen = false;
+    co_return "  " + where + ": NOT THE SAME DIRECTORY: " + *top;
   }
-  co_return "  " + where + ": visible (fsguard cannot compare creation times here, so it "
-         "cannot confirm it is the server's directory)";
+  if (auto below = co_await entries_difference(upstream, directory, *local, map, 1, count)) {
+    proven = false;
+    co_return "  " + where + ": visible, but NOT THE SAME BELOW IT: " + *below
+           + " (a mount inside it on one side only, or a link that crosses mounts)";
+  }
+  if (count == 0) {
+    co_return "  " + where + ": visible, empty on both sides (fsguard cannot compare entries"
+           + (*local == directory ? std::string(")")
+                                  : std::string("; it asks the server about each file before "
+                                                "a change)"));
+  }
+  co_return "  " + where + ": visible, the same directory (the same entries, in it and its "
+         "subdirectories)";
 }
 
 Task<int> run_check(Upstream& upstream, const Config& config)
@@ -162,10 +230,24 @@ Task<int> run_check(Upstream& upstream, const Config& config)
   }
   std::printf("the upstream's allowed directories, as fsguard sees them:\n");
   int unseen = 0;
+  int unproven = 0;
   for (const auto& directory : *directories) {
     bool seen = true;
-    std::printf("%s\n", (co_await check_directory(conversation, directory, config.path_map, seen)).c_str());
+    bool proven = true;
+    std::printf("%s\n", (co_await check_directory(conversation, directory, config.path_map, seen,
+                                                   proven))
+                          .c_str());
     unseen += seen ? 0 : 1;
+    unproven += seen && !proven ? 1 : 0;
+  }
+  if (unseen == 0 && unproven > 0) {
+    std::printf("fsguard sees the directories, but not every file below %d of %zu of them as the "
+                "server does: it cannot prove those files are the server's, so with path_map it "
+                "asks the server about each file before a change and refuses those that differ. "
+                "Map such a mount with its own path_map entry, or set \"verify\": \"upstream\" "
+                "to read the files through the server.\n",
+                unproven, directories->size());
+    co_return 1;
   }
   if (unseen == 0) {
     std::printf("fsguard sees every directory: it guards writes to them.\n");

@@ -594,6 +594,14 @@ Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
   if (awaits_upstream(call, out, now)) {
     return {Outcome::held, std::move(call)}; // later calls on its files wait behind it
   }
+  if (awaits_identity(call, out, now)) {
+    return {Outcome::held, std::move(call)}; // the server's report of its files first
+  }
+  if (auto veto = identity_veto(call)) {
+    refuse(call, key, *veto, out);
+    audit(call, "veto", veto, 0, out);
+    return {Outcome::ran, {}};
+  }
   if (call.expected && content.text) {
     // start() keeps it or not.
     call.written =
@@ -1692,6 +1700,10 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
   case Expectation::own_verify:
     on_verify_answer(key, read_outcome(line, skimmed), out, now);
     return false;
+  case Expectation::own_identity:
+    on_identity_answer(key, identity_outcome(nlohmann::json::parse(line, nullptr, false)), out,
+                       now);
+    return false;
   case Expectation::guarded_call:
     break;
   }
@@ -2121,6 +2133,9 @@ void Guard::expire(Clock::time_point now, Outbox& out)
     }
   }
   refuse_overdue_session_waits(now, out);
+  // fsguard's own get_file_info unanswered that long: the changes it was
+  // asked for are refused.
+  any = !m_identity.expire(now - m_settings.call_timeout).empty() || any;
   // Calls that waited for the server's directories that long are decided
   // with what is known.
   bool overdue = false;
@@ -2258,6 +2273,12 @@ void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length
   if (answered.expect == Expectation::own_probe) {
     m_paths.probe_done();
     after_listing(out, Clock::now()); // it may have been the last one the session waited for
+    return;
+  }
+  if (answered.expect == Expectation::own_identity) {
+    ServerFileReport report;
+    report.reason = "its answer to fsguard's get_file_info was " + sizes;
+    on_identity_answer(key, std::move(report), out, Clock::now());
     return;
   }
   if (answered.expect == Expectation::own_verify) {

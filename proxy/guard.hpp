@@ -19,6 +19,7 @@
 #include "proxy/call_in_flight.hpp"
 #include "proxy/guard/change_decision.hpp"
 #include "proxy/guard_settings.hpp"
+#include "proxy/identity_checks.hpp"
 #include "proxy/ledger.hpp"
 #include "proxy/message.hpp"
 #include "proxy/outbox.hpp"
@@ -426,6 +427,18 @@ private:
   // Takes the upstream's answer `line` to fsguard's read `key`.
   void on_verify_answer(const std::string& key, const UpstreamRead& read, Outbox& out,
                         Clock::time_point now);
+  // With path_map: the files whose identity a change by `call` is decided
+  // on (proxy/guard_identity.cpp), each asked of the server before it goes.
+  std::vector<std::size_t> identity_files(const CallInFlight& call) const;
+  // Asks the server's get_file_info of those files not yet reported. True
+  // while it must wait.
+  bool awaits_identity(const CallInFlight& call, Outbox& out, Clock::time_point now);
+  // A not_visible veto when the server's report of one of them shows another
+  // file than fsguard's own stat; the reports are used up.
+  std::optional<Veto> identity_veto(const CallInFlight& call);
+  // Takes the upstream's `report` for fsguard's get_file_info `key`.
+  void on_identity_answer(const std::string& key, ServerFileReport report, Outbox& out,
+                          Clock::time_point now);
   // verify: upstream: records what the successful read `call` (its answer
   // `response`) showed, from the text it showed.
   void record_upstream_read(const CallInFlight& call, std::string_view line,
@@ -565,6 +578,8 @@ private:
   std::uint64_t m_next_partial_check = 0;
   int m_partial_holds = 0; // checks that calls on their files wait for
   std::uint64_t m_next_verify = 0;
+  IdentityChecks m_identity;          // path_map: the server's reports of files
+  std::uint64_t m_next_identity = 0;
   SharedLedger* m_shared_ledger = nullptr;
   // Orders what the client sent and what it was shown: a read shown after
   // a call was sent cannot have informed that call.

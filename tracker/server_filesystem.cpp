@@ -255,10 +255,6 @@ std::optional<DirectorySet> predict_root_directories(const nlohmann::json& resul
   return adopted.empty() ? current : adopted;
 }
 
-namespace {
-
-// The seconds since the epoch of a JavaScript Date's toString(), e.g.
-// "Mon Nov 23 2026 08:39:57 GMT+0100 (Central European Standard Time)".
 std::optional<std::int64_t> javascript_date_seconds(const std::string& text)
 {
   char weekday[4] = {};
@@ -286,8 +282,7 @@ std::optional<std::int64_t> javascript_date_seconds(const std::string& text)
   return static_cast<std::int64_t>(timegm(&when)) - (sign == '-' ? -offset_seconds : offset_seconds);
 }
 
-// The value of `key` in get_file_info's "key: value" lines.
-std::optional<std::string> info_value(std::string_view info, const std::string& key)
+std::optional<std::string> file_info_value(std::string_view info, const std::string& key)
 {
   const std::string prefix = key + ": ";
   for (std::size_t at = 0; at < info.size();) {
@@ -302,8 +297,6 @@ std::optional<std::string> info_value(std::string_view info, const std::string& 
   return std::nullopt;
 }
 
-} // namespace
-
 std::int64_t node_shown_second(std::int64_t seconds, std::int64_t nanoseconds)
 {
   constexpr std::int64_t k_rounds_up_ns = 999'500'000;
@@ -312,7 +305,7 @@ std::int64_t node_shown_second(std::int64_t seconds, std::int64_t nanoseconds)
 
 std::optional<std::int64_t> parse_created_seconds(std::string_view info)
 {
-  const auto created = info_value(info, "created");
+  const auto created = file_info_value(info, "created");
   return created ? javascript_date_seconds(*created) : std::nullopt;
 }
 

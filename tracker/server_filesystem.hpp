@@ -49,6 +49,14 @@ std::optional<DirectorySet> parse_allowed_directories(std::string_view text);
 // a JavaScript Date); nothing if absent or of another shape.
 std::optional<std::int64_t> parse_created_seconds(std::string_view info);
 
+// The value of `key` in the text of a get_file_info result ("size: 12" gives
+// "12" for "size"); nothing if absent.
+std::optional<std::string> file_info_value(std::string_view info, const std::string& key);
+
+// The seconds since the epoch of a JavaScript Date's toString() (e.g. "Mon
+// Nov 23 2026 08:39:57 GMT+0100 (…)"), as get_file_info shows its times.
+std::optional<std::int64_t> javascript_date_seconds(const std::string& text);
+
 // The second Node's Date shows for a file time of `seconds` and
 // `nanoseconds`: Node rounds the time to the nearest millisecond first, so
 // the last half millisecond of a second shows as the next one (2 in 4,000

@@ -6,6 +6,7 @@
 #include "fake_disk.hpp"
 #include "proxy/guard.hpp"
 #include "tracker/profiles.hpp"
+#include "tracker/server_filesystem.hpp"
 
 using namespace fsguard;
 using fsguard::testing::fake_hash;
@@ -239,6 +240,32 @@ struct Session {
       CHECK_FALSE(answer_text(asked["id"], std::string("size: 4096\ncreated: ") + created
                                              + "\nisDirectory: true"));
     }
+  }
+
+  // Answers fsguard's get_file_info of a file before a change (path_map),
+  // sent in the last step, as server-filesystem would of the fake disk's
+  // `local`: its size, modification second and type, or ENOENT.
+  void answer_file_info(const std::string& local)
+  {
+    REQUIRE_FALSE(out.to_upstream.empty());
+    const auto asked = nlohmann::json::parse(out.to_upstream.back().text());
+    REQUIRE(asked["params"]["name"] == "get_file_info");
+    const auto found = disk.stat(local);
+    if (!found) {
+      const std::string text = "ENOENT: no such file or directory, stat '"
+                               + asked["params"]["arguments"]["path"].get<std::string>() + "'";
+      CHECK_FALSE(answer(asked["id"], {{"content", {{{"type", "text"}, {"text", text}}}},
+                                       {"isError", true}}));
+      return;
+    }
+    char modified[96];
+    const auto when = static_cast<std::time_t>(
+      node_shown_second(found->mtime_ns / 1'000'000'000, found->mtime_ns % 1'000'000'000));
+    std::strftime(modified, sizeof modified,
+                  "%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)", std::gmtime(&when));
+    CHECK_FALSE(answer_text(asked["id"], "size: " + std::to_string(found->size)
+                                           + "\nmodified: " + modified + "\nisDirectory: "
+                                           + (found->is_directory() ? "true" : "false")));
   }
 
   // The upstream ids of the lines forwarded by the last step.
@@ -1902,6 +1929,7 @@ TEST_SUITE("guard: servers that see other paths")
     CHECK_FALSE(warned(s.out, "fsguard's side"));
     s.disk.write("/ws/a.txt", "one\n");
     s.call(1, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "x\n"}});
+    s.answer_file_info("/ws/a.txt"); // the server's report of it first: the same file
     REQUIRE(s.answered(1) == "not_read");
     CHECK(s.client_text(1).find("/projects/app/a.txt already exists") != std::string::npos);
     CHECK(s.client_line(1)["result"]["_meta"]["fsguard/veto"]["path"] == "/projects/app/a.txt");
@@ -1909,17 +1937,54 @@ TEST_SUITE("guard: servers that see other paths")
     REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
     s.answer(2, {{"content", {{{"type", "text"}, {"text", "one\n"}}}}});
     s.call(3, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "two\n"}});
+    s.answer_file_info("/ws/a.txt");
     CHECK(s.answered(3) == "");
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
     s.disk.write("/ws/a.txt", "two\n");
     s.answer_text(3, "Successfully wrote to /projects/app/a.txt");
     s.disk.write("/ws/a.txt", "outside\n");
     s.call(4, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "four\n"}});
+    s.answer_file_info("/ws/a.txt");
     CHECK(s.answered(4) == "changed");
     // A server path no entry maps cannot be seen: refused, never a new file.
     s.call(5, "write_file", {{"path", "/elsewhere/b.txt"}, {"content", "x\n"}});
     CHECK(s.answered(5) == "unresolved_path");
     CHECK(s.client_text(5).find("outside every directory of fsguard's path_map") != std::string::npos);
+  }
+
+  TEST_CASE("with path_map, a change waits for the server's report of its file and is refused "
+            "when that shows another file than fsguard's (a wrong map, a mount, a link)")
+  {
+    GuardSettings settings;
+    settings.path_map = PathMap({PathMapping{"/projects/app", "/ws"}});
+    Session s(settings, "test-client", "0.2.0", {"/projects/app"});
+    // fsguard sees no notes/n.txt (an empty mount point); the server has one.
+    s.disk.make_directory("/elsewhere");
+    s.disk.write("/elsewhere/n.txt", "the server's notes\n");
+    s.call(1, "write_file", {{"path", "/projects/app/notes/n.txt"}, {"content", "x\n"}});
+    REQUIRE(s.forwarded_ids().size() == 1);
+    CHECK(s.forwarded_ids().front() != 1); // fsguard's own question, not the call
+    s.answer_file_info("/elsewhere/n.txt");
+    REQUIRE(s.answered(1) == "not_visible");
+    const std::string text = s.client_text(1);
+    CHECK(text.find("the server has a file of 19 bytes") != std::string::npos);
+    CHECK(text.find("fsguard sees none") != std::string::npos);
+    CHECK(text.find("path_map") != std::string::npos);
+    // Missing on both sides: a new file, written.
+    s.call(2, "write_file", {{"path", "/projects/app/new.txt"}, {"content", "x\n"}});
+    s.answer_file_info("/ws/new.txt");
+    CHECK(s.answered(2) == "");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    // A file of another size on the server's side: refused, after a read too.
+    s.disk.write("/ws/b.txt", "fsguard's\n");
+    s.disk.make_directory("/other");
+    s.disk.write("/other/b.txt", "the server's b\n");
+    s.call(3, "read_text_file", {{"path", "/projects/app/b.txt"}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+    s.answer_text(3, "fsguard's\n");
+    s.call(4, "write_file", {{"path", "/projects/app/b.txt"}, {"content", "x\n"}});
+    s.answer_file_info("/other/b.txt");
+    CHECK(s.answered(4) == "not_visible");
   }
 }
 
