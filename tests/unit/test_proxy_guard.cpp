@@ -1986,6 +1986,22 @@ TEST_SUITE("guard: servers that see other paths")
     s.answer_file_info("/other/b.txt");
     CHECK(s.answered(4) == "not_visible");
   }
+
+  TEST_CASE("with path_map, a change whose file the server never reports on is refused after "
+            "call_timeout_s, never let through")
+  {
+    GuardSettings settings;
+    settings.path_map = PathMap({PathMapping{"/projects/app", "/ws"}});
+    settings.call_timeout = std::chrono::seconds(20);
+    Session s(settings, "test-client", "0.2.0", {"/projects/app"});
+    s.call(1, "write_file", {{"path", "/projects/app/new.txt"}, {"content", "x\n"}});
+    REQUIRE(s.forwarded_ids().size() == 1); // fsguard's question only
+    s.out = Outbox{};
+    s.guard.tick(s.now + std::chrono::seconds(21), s.out);
+    CHECK(s.answered(1) == "not_visible");
+    CHECK(s.client_text(1).find("within call_timeout_s") != std::string::npos);
+    CHECK(s.forwarded_ids().empty());
+  }
 }
 
 TEST_SUITE("guard: servers that see other directories")
