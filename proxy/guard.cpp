@@ -9,6 +9,7 @@
 #include "proxy/guard/change_decision.hpp"
 #include "proxy/override_prompt.hpp"
 #include "proxy/plain_tool_call.hpp"
+#include "proxy/protocol_era.hpp"
 #include "proxy/stale_change.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
@@ -59,7 +60,7 @@ nlohmann::ordered_json hash_json(const std::optional<ContentHash>& hash)
 }
 
 std::string veto_response(const nlohmann::json& id, const std::string& tool, const Veto& veto,
-                          const ToolNames& names)
+                          const ToolNames& names, Era era)
 {
   nlohmann::ordered_json meta = {{"code", to_string(veto.code)}, {"tool", tool}, {"path", veto.path}};
   if (veto.code == VetoCode::changed) {
@@ -72,16 +73,13 @@ std::string veto_response(const nlohmann::json& id, const std::string& tool, con
       meta["merge"] = "conflict";
     }
   }
-  nlohmann::ordered_json response = {
-    {"jsonrpc", "2.0"},
-    {"id", id},
-    {"result",
-     {
-       {"content", {{{"type", "text"}, {"text", veto_text(tool, veto, names)}}}},
-       {"isError", true},
-       {"_meta", {{"fsguard/veto", meta}}},
-     }},
+  nlohmann::ordered_json result = {
+    {"content", {{{"type", "text"}, {"text", veto_text(tool, veto, names)}}}},
+    {"isError", true},
+    {"_meta", {{"fsguard/veto", meta}}},
   };
+  stamp_result(result, era);
+  const nlohmann::ordered_json response = {{"jsonrpc", "2.0"}, {"id", id}, {"result", result}};
   return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -349,16 +347,21 @@ void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
   entry.method = std::string(method);
   std::optional<GuardedCall> what; // described once, for its first attempt too
   const std::string* guarded_name = nullptr;
+  const std::optional<ClientFacts> facts = client_facts(request); // the 2026 era's envelope
   const nlohmann::json* arguments = &null_value();
   if (method == "initialize") {
     entry.expect = Expectation::initialize;
+  } else if (method == "server/discover") {
+    entry.expect = Expectation::discover;
   } else if (method == "tools/call") {
     const auto [name, call_arguments] = tool_call_members(members.params);
     const auto* tool = name->get_ptr<const std::string*>(); // not a string: the server refuses it
     arguments = call_arguments;
     if (tool == nullptr) {
       // relayed undescribed
-    } else if (!m_paths.knows_server() && !m_ledger.initialize_seen()) {
+    } else if (!m_paths.knows_server() && !m_ledger.initialize_seen() && !facts) {
+      // Neither initialize nor the 2026 era's envelope, whose requests need
+      // none (they wait below for the server/discover fsguard then asks).
       answer_error(id, RpcError::invalid_request,
                    "fsguard: " + *tool + " was called before initialize. fsguard learns from the "
                    "server's initialize result which server it guards and how that server reads "
@@ -390,17 +393,46 @@ void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
                  out);
     return;
   }
-  if (method == "initialize") {
-    const auto& name = member(member(member(request, "params"), "clientInfo"), "name");
-    m_client_name = name.is_string() ? name.get<std::string>() : std::string();
-    m_client_elicits = client_elicits(member(member(request, "params"), "capabilities"));
-  }
+  const bool opens_session = learn_client(facts, method);
   if (expect != Expectation::guarded_call) {
     out.to_upstream.push_back(std::move(line));
-    return;
+  } else {
+    run_new_call(line, id, key, *guarded_name, *arguments, std::move(what), std::move(content),
+                 *opened, out, now);
   }
-  run_new_call(line, id, key, *guarded_name, *arguments, std::move(what), std::move(content),
-               *opened, out, now);
+  if (opens_session) {
+    ask_server(out); // after the client's request, which the server sees first
+  }
+}
+
+bool Guard::learn_client(const std::optional<ClientFacts>& facts, std::string_view method)
+{
+  if (!facts && m_era.known() && method != "initialize") {
+    return false; // a 2025-era request, in a session whose era is known: nothing new
+  }
+  const bool opens_session = m_era.on_client_request(facts, method);
+  m_client_name = m_era.client_name();
+  // A 2026-era session has no requests from the server to the client: its
+  // question to the person goes another way, which fsguard does not take yet.
+  m_client_elicits = m_era.era() == Era::handshake && m_era.declares_elicitation();
+  m_paths.set_own_envelope(m_era.own_envelope());
+  return opens_session;
+}
+
+void Guard::ask_server(Outbox& out)
+{
+  PendingRequest request;
+  request.from = Peer::fsguard;
+  request.id = std::string(k_own_id_prefix) + "discover";
+  request.method = "server/discover";
+  request.expect = Expectation::discover;
+  const nlohmann::json message = {{"jsonrpc", "2.0"},
+                                  {"id", request.id},
+                                  {"method", request.method},
+                                  {"params", nlohmann::json::object()}};
+  if (m_ledger.open(id_key(request.id), std::move(request)) != nullptr) { // asked once a session
+    out.to_upstream.push_back(own_request_line(message, m_era.own_envelope()));
+  }
 }
 
 void Guard::run_new_call(OutgoingLine& line, const nlohmann::json& id, const std::string& key,
@@ -474,14 +506,23 @@ bool Guard::take_plain_call(OutgoingLine& line, const PlainCall& call,
   if (opened == nullptr) {
     return false; // a reused id: on_client_request() answers it
   }
+  const bool opens_session = learn_client(
+    call.scanned.envelope.empty()
+      ? std::nullopt
+      : envelope_facts(nlohmann::json::parse(call.scanned.envelope, nullptr, false)),
+    "tools/call");
   if (call.tool == nullptr) {
     out.to_upstream.push_back(std::move(line));
-    return true;
+  } else {
+    const nlohmann::json id = opened->id; // the entry may close while the call runs
+    std::optional<GuardedCall> what(
+      describe_call(call.tool->second, call.tool->first, arguments.tree));
+    run_new_call(line, id, key, call.tool->first, arguments.tree, std::move(what),
+                 std::move(arguments.content), *opened, out, now);
   }
-  const nlohmann::json id = opened->id; // the entry may close while the call runs
-  std::optional<GuardedCall> what(describe_call(call.tool->second, call.tool->first, arguments.tree));
-  run_new_call(line, id, key, call.tool->first, arguments.tree, std::move(what),
-               std::move(arguments.content), *opened, out, now);
+  if (opens_session) {
+    ask_server(out); // after the client's request, which the server sees first
+  }
   return true;
 }
 
@@ -675,7 +716,8 @@ std::string Guard::ask_upstream(const std::string& raw, Outbox& out)
   request.method = "tools/call";
   request.expect = Expectation::own_verify;
   const std::string key = id_key(request.id);
-  out.to_upstream.push_back(verify_request(request.id.get<std::string>(), tool, raw));
+  out.to_upstream.push_back(
+    verify_request(request.id.get<std::string>(), tool, raw, m_era.own_envelope()));
   m_ledger.open(key, std::move(request)); // the number never repeats
   return key;
 }
@@ -1407,7 +1449,8 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line, const
     }
   }
   if (veto.counts_as_read
-      && !client_shows_whole(veto_response(call.id, call.what.tool, veto, tool_names(tools())))) {
+      && !client_shows_whole(
+        veto_response(call.id, call.what.tool, veto, tool_names(tools()), m_era.era()))) {
     veto.counts_as_read = false; // the client cuts the veto: its diff is not seen whole
   }
   if (veto.counts_as_read) {
@@ -1493,7 +1536,8 @@ std::optional<Veto> Guard::unseen_veto(const std::string& file) const
 void Guard::refuse(const CallInFlight& call, const std::string& key, Veto veto, Outbox& out)
 {
   veto.path = server_spelling(veto.path); // the agent knows the server's names
-  out.to_client.push_back(veto_response(call.id, call.what.tool, veto, tool_names(tools())));
+  out.to_client.push_back(
+    veto_response(call.id, call.what.tool, veto, tool_names(tools()), m_era.era()));
   m_ledger.close(Peer::upstream, key);
   if (m_settings.log_level >= LogLevel::info) {
     out.say(LogLevel::info, "refused " + call.what.tool + " (" + std::string(to_string(veto.code))
@@ -1682,6 +1726,22 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
     release_held(out, now); // the calls sent before, if the server has no directories to learn
     return true;
   }
+  case Expectation::discover: {
+    const bool own = answered.from == Peer::fsguard;
+    const auto response = nlohmann::json::parse(line, nullptr, false);
+    if (member(response, "result").is_object() || own) {
+      // A server that refused fsguard's own server/discover is guarded as
+      // one that never said which it is; the client's own refused one is
+      // followed by its initialize (the SDK's fallback to the 2025 era).
+      if (own && !member(response, "result").is_object()) {
+        out.say(LogLevel::warn, "the upstream did not answer fsguard's server/discover, so "
+                                "fsguard cannot tell which server it is");
+      }
+      m_paths.on_initialize_result(response, out);
+      release_held(out, now); // the calls that waited to know the server, as after initialize
+    }
+    return !own;
+  }
   case Expectation::own_listing:
   case Expectation::client_listing: {
     const bool own = answered.expect == Expectation::own_listing;
@@ -1732,11 +1792,38 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
   // Marked idle before its answer is recorded, which looks at no call in
   // flight, so that the record may take the call's paths rather than copy them.
   mark_busy(call, -1);
-  const bool relay = record_answer(call, line, skimmed, out, now, first_text);
+  const bool relay =
+    unfinished_change(call, line, out) || record_answer(call, line, skimmed, out, now, first_text);
   drop_unused_checks();
   m_ledger.recycle(std::move(closed));
   release_held(out, now);
   return relay;
+}
+
+bool Guard::unfinished_change(const CallInFlight& call, std::string_view line, Outbox& out)
+{
+  if (!changes_files(call.what.role)) {
+    return false;
+  }
+  const auto result_type = unfinished_result_type(line);
+  if (!result_type) {
+    return false;
+  }
+  // Until fsguard follows such a change to its end, it records what it
+  // records of a change cancelled or unanswered: an outcome nobody knows,
+  // which the next change of the file is refused for until it is read.
+  const std::string reason = "the server answered the last " + call.what.tool
+                             + " of it with resultType \"" + *result_type
+                             + "\" (not finished yet), which fsguard does not follow to its end";
+  for (const auto& file : call.files) {
+    if (file) {
+      m_tracker.mark_unknown(*file, reason);
+    }
+  }
+  out.say(LogLevel::info, call.what.tool + " " + id_key(call.id) + " was answered with resultType \""
+                            + *result_type
+                            + "\": its files must be read again before it is changed");
+  return true;
 }
 
 bool Guard::record_answer(CallInFlight& call, std::string_view line,

@@ -25,6 +25,7 @@
 #include "proxy/outbox.hpp"
 #include "proxy/outgoing_line.hpp"
 #include "proxy/plain_tool_call.hpp"
+#include "proxy/protocol_era.hpp"
 #include "proxy/server_paths.hpp"
 #include "proxy/shared_ledger.hpp"
 #include "proxy/upstream_view.hpp"
@@ -549,6 +550,18 @@ private:
   void answer_error(const nlohmann::json& id, RpcError code, std::string_view message, Outbox& out);
   void audit(const CallInFlight& call, std::string_view decision, const std::optional<Veto>& veto,
              std::int64_t latency_us, Outbox& out) const;
+  // Takes what the client's request of `method` said of the client
+  // (`facts`): the session's era, the client's name and capabilities.
+  // True when it opened a 2026-era session whose server fsguard must ask
+  // about (ask_server()).
+  bool learn_client(const std::optional<ClientFacts>& facts, std::string_view method);
+  // Sends fsguard's own server/discover, in the session's era, to learn
+  // which server it is (what initialize tells in the 2025 era).
+  void ask_server(Outbox& out);
+  // When the answer `line` to the change `call` says it has not finished
+  // (a 2026-era task or input_required), records its files' outcome as
+  // unknown and returns true; false for any other answer.
+  bool unfinished_change(const CallInFlight& call, std::string_view line, Outbox& out);
   // Records what `call`'s answer `line` showed or changed. Returns false
   // when `out` carries fsguard's version of the answer instead (a note on
   // a stale change it carried over).
@@ -569,8 +582,9 @@ private:
   Tracker m_tracker;
   Ledger m_ledger;
   ServerPaths m_paths;
-  std::string m_client_name; // clientInfo.name from initialize
-  bool m_client_elicits = false; // it declared form elicitation at initialize
+  SessionEra m_era; // the session's era, and what the client's requests said of it
+  std::string m_client_name; // clientInfo.name from initialize or the 2026 envelope
+  bool m_client_elicits = false; // it declared form elicitation, and fsguard can ask it
   std::map<std::string, PendingOverride> m_overrides; // by the question's id key
   std::uint64_t m_next_question = 0;
   std::map<std::uint64_t, PartialCheck> m_partial_checks; // by number

@@ -28,6 +28,7 @@ enum class Peer { client, upstream, fsguard };
 enum class Expectation {
   relay,          // nothing: it goes to the requester as it is
   initialize,     // the server's initialize result: which server it is
+  discover,       // the server's server/discover result (2026 era): the same; fsguard's own too
   guarded_call,   // a guarded tools/call: record what it read or wrote
   own_listing,    // fsguard's list_allowed_directories: read, never relayed
   client_listing, // the client's list_allowed_directories: read and relayed

@@ -13,6 +13,9 @@ namespace fsguard {
 
 namespace {
 
+// The prefix of the _meta keys of MCP's 2026-07-28 envelope.
+constexpr std::string_view k_envelope_prefix = "io.modelcontextprotocol/";
+
 // Discards what decode_json_string() decodes: a string inside the
 // arguments is only checked, not kept.
 class DiscardSink final : public ByteSink {
@@ -64,6 +67,7 @@ public:
       return std::nullopt;
     }
     call.use = m_use;
+    call.envelope = m_envelope;
     if (m_use == PlainCallUse::guard && !m_arguments_read && !read_arguments_later()) {
       return std::nullopt;
     }
@@ -103,7 +107,15 @@ private:
              }
              if (key == "_meta" && !meta) {
                meta = true;
-               return read_meta();
+               const char* const start = m_at;
+               m_envelope_key = false;
+               if (!read_meta()) {
+                 return false;
+               }
+               if (m_envelope_key) {
+                 m_envelope = std::string_view(start, static_cast<std::size_t>(m_at - start));
+               }
+               return true;
              }
              return false; // another member, or one repeated
            })
@@ -154,7 +166,8 @@ private:
   // params._meta as the SDK's client sends it with a progress callback: an
   // object whose "progressToken", if there, is a plain string or a safe
   // integer (request_the_server_drops() refuses other kinds); its other
-  // members any JSON but a related task's, which the full path checks.
+  // members any JSON but a related task's, which the full path checks. Notes in
+  // m_envelope_key whether one of them is the 2026 era's envelope.
   bool read_meta()
   {
     bool token = false;
@@ -163,6 +176,7 @@ private:
                return false; // the schema takes only {"taskId": string}
              }
              if (key != "progressToken") {
+               m_envelope_key = m_envelope_key || key.starts_with(k_envelope_prefix);
                return skip_value(3);
              }
              if (token) {
@@ -292,6 +306,8 @@ private:
   PlainCallUse m_use = PlainCallUse::none;
   bool m_arguments_read = false;     // into m_arguments, where they were
   std::string_view m_raw_arguments{}; // the arguments' text, when skipped
+  std::string_view m_envelope{};      // params._meta's text, when it carries the envelope
+  bool m_envelope_key = false;        // read_meta() met a key of the envelope's
 };
 
 } // namespace

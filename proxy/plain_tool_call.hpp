@@ -36,6 +36,10 @@ struct PlainToolCall {
   std::string_view raw_id; // the id's JSON text: a safe integer or a plain string
   std::string_view name;   // params.name, a plain string's body
   PlainCallUse use = PlainCallUse::relay; // as the filter said
+  // params._meta's JSON text when it carries the 2026 era's envelope (a
+  // member named io.modelcontextprotocol/...), for the caller to read; ""
+  // otherwise.
+  std::string_view envelope;
 };
 
 // params.arguments of a plain call to guard, read as the full parse reads

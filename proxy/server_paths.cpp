@@ -1,6 +1,7 @@
 #include "proxy/server_paths.hpp"
 
 #include "proxy/message.hpp"
+#include "proxy/protocol_era.hpp"
 
 namespace fsguard {
 
@@ -24,7 +25,7 @@ ServerPaths::ServerPaths(Disk& disk, Ledger& ledger, HomeDirectory home, std::st
 
 void ServerPaths::on_initialize_result(const nlohmann::json& response, Outbox& out)
 {
-  const auto& server = member(member(response, "result"), "serverInfo");
+  const auto& server = server_info(member(response, "result"));
   const auto& name = member(server, "name");
   const auto& version = member(server, "version");
   const std::string server_name = name.is_string() ? name.get<std::string>() : "";
@@ -132,7 +133,7 @@ void ServerPaths::ask_for_listing(Outbox& out)
     {"method", "tools/call"},
     {"params", {{"name", "list_allowed_directories"}, {"arguments", nlohmann::json::object()}}},
   };
-  out.to_upstream.push_back(message.dump() + "\n");
+  out.to_upstream.push_back(own_request_line(message, m_own_envelope));
 }
 
 void ServerPaths::refresh_context()
@@ -213,7 +214,7 @@ void ServerPaths::probe(const std::string& directory, Outbox& out)
   }
   m_probed.insert(directory);
   ++m_probes_in_flight;
-  out.to_upstream.push_back(message.dump() + "\n");
+  out.to_upstream.push_back(own_request_line(message, m_own_envelope));
 }
 
 void ServerPaths::on_probe_result(const nlohmann::json& response, const std::string& directory,

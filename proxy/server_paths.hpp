@@ -78,7 +78,12 @@ public:
   // Whether the server's roots/list requests concern fsguard.
   bool reads_roots() const { return m_context.rules == PathRules::server_filesystem; }
 
-  // Reads the upstream's answer `response` to the client's initialize.
+  // The params._meta fsguard's own requests carry (the 2026 era's
+  // envelope, SessionEra::own_envelope()); null: none.
+  void set_own_envelope(const nlohmann::json& envelope) { m_own_envelope = envelope; }
+
+  // Reads the upstream's answer `response` to the client's initialize, or
+  // to a server/discover (the 2026 era's), the client's or fsguard's own.
   void on_initialize_result(const nlohmann::json& response, Outbox& out);
   // True once an initialize result has named the server: until then the
   // tools map and the path rules in force are only a guess.
@@ -155,6 +160,7 @@ private:
   bool m_knows_server = false;        // an initialize result named the server
   bool m_listing_read = false;        // a listing was read, or fsguard's own could not be
   bool m_directories_learned = false; // see learning_directories()
+  nlohmann::json m_own_envelope; // see set_own_envelope()
 };
 
 } // namespace fsguard

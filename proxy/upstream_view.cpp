@@ -8,6 +8,7 @@
 
 #include "proxy/content_hash.hpp"
 #include "proxy/message.hpp"
+#include "proxy/protocol_era.hpp"
 #include "tracker/path.hpp"
 
 namespace fsguard {
@@ -41,7 +42,8 @@ std::optional<VerifyTool> verify_tool(const ToolMap& tools)
   return std::nullopt;
 }
 
-std::string verify_request(const std::string& id, const VerifyTool& tool, const std::string& path)
+std::string verify_request(const std::string& id, const VerifyTool& tool, const std::string& path,
+                           const nlohmann::json& envelope)
 {
   const nlohmann::json message = {
     {"jsonrpc", "2.0"},
@@ -49,7 +51,7 @@ std::string verify_request(const std::string& id, const VerifyTool& tool, const 
     {"method", "tools/call"},
     {"params", {{"name", tool.name}, {"arguments", {{tool.path_argument, path}}}}},
   };
-  return message.dump() + "\n";
+  return own_request_line(message, envelope);
 }
 
 UpstreamRead read_outcome(std::string_view line, const SkimmedMessage& skimmed)

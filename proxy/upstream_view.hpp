@@ -42,9 +42,9 @@ struct VerifyTool {
 std::optional<VerifyTool> verify_tool(const ToolMap& tools);
 
 // The request line (ending in "\n") of fsguard's read `id` of `path` with
-// `tool`.
+// `tool`, carrying `envelope` (SessionEra::own_envelope()) as its _meta.
 std::string verify_request(const std::string& id, const VerifyTool& tool,
-                           const std::string& path);
+                           const std::string& path, const nlohmann::json& envelope = nullptr);
 
 // What the upstream's answer `line` (already `skimmed`) to such a read says
 // of the file. A successful answer is decoded without a full parse.

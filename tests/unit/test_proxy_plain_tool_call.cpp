@@ -240,4 +240,22 @@ TEST_SUITE("plain tool call")
     CHECK(none.asked == std::vector<std::string>{"read_text_file"});
     CHECK(arguments.tree.is_null()); // stopped before the arguments
   }
+
+  TEST_CASE("a 2026-era call's _meta envelope is handed on as its text, and no other _meta is")
+  {
+    const std::string meta =
+      R"({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.80"},"io.modelcontextprotocol/clientCapabilities":{}})";
+    const std::string line = R"({"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/ws/a","content":"x"},"_meta":)"
+                             + meta + R"(},"jsonrpc":"2.0","id":0})";
+    PlainCallArguments arguments;
+    const auto guarded = scan_guarded(line, arguments);
+    REQUIRE(guarded);
+    CHECK(guarded->envelope == meta);
+    check_full_parse_agrees(line, *guarded);
+    REQUIRE(scan(line));
+    CHECK(scan(line)->envelope == meta);
+    CHECK(scan(R"({"method":"tools/call","params":{"name":"x","_meta":{"progressToken":4}},"jsonrpc":"2.0","id":4})")
+            ->envelope.empty());
+    CHECK(scan(R"({"method":"tools/call","params":{"name":"x"},"jsonrpc":"2.0","id":4})")->envelope.empty());
+  }
 }

@@ -1,0 +1,265 @@
+// The guard in a session of MCP's 2026-07-28 revision (no initialize; every
+// request carries the _meta envelope; servers answer server/discover), as
+// the v2 SDK's client and server speak it. test_proxy_guard.cpp drives the
+// 2025 era.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "fake_disk.hpp"
+#include "proxy/guard.hpp"
+
+using namespace fsguard;
+using fsguard::testing::fake_hash;
+using fsguard::testing::FakeDisk;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A guard in front of a pretend dual-era server-filesystem serving /ws,
+// driven by a 2026-era client named `client`: the test plays both sides.
+struct StatelessSession {
+  FakeDisk disk;
+  Guard guard;
+  Outbox out;
+  Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
+  PlainCallArguments plain_arguments;
+  std::string client;
+
+  explicit StatelessSession(GuardSettings settings = {}, std::string client_name = "claude-code")
+      : guard(disk, std::move(settings), "/home", "/ws"), client(std::move(client_name))
+  {
+    disk.make_directory("/ws");
+    disk.advance(10'000'000'000LL); // files made by tests are past the racy window
+  }
+
+  nlohmann::json envelope() const
+  {
+    return {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+            {"io.modelcontextprotocol/clientInfo", {{"name", client}, {"version", "2.1.80"}}},
+            {"io.modelcontextprotocol/clientCapabilities", nlohmann::json::object()}};
+  }
+
+  // The client's tools/call of `tool` with `arguments`, as the v2 SDK
+  // writes it, taken as the relay takes it: a plain call unparsed, else
+  // parsed.
+  void call(int id, const std::string& tool, const nlohmann::json& arguments)
+  {
+    out = Outbox{};
+    const nlohmann::json request = {
+      {"method", "tools/call"},
+      {"params", {{"name", tool}, {"arguments", arguments}, {"_meta", envelope()}}},
+      {"jsonrpc", "2.0"},
+      {"id", id}};
+    const std::string line = request.dump() + "\n";
+    ContentArgument content;
+    if (arguments.contains("content")) {
+      content.text = TextBytes::copy_of(arguments["content"].get<std::string>());
+      content.hash = fake_hash(arguments["content"].get<std::string>());
+    }
+    OutgoingLine lent = OutgoingLine::borrowed(line);
+    const auto plain =
+      guard.scan_plain_call(std::string_view(line).substr(0, line.size() - 1), plain_arguments);
+    REQUIRE(plain); // the SDK's shape
+    if (plain->tool != nullptr) {
+      plain_arguments.content = std::move(content);
+    }
+    REQUIRE(guard.take_plain_call(lent, *plain, plain_arguments, out, now));
+    out.own_lines();
+  }
+
+  // The upstream answers `id` with `result`, stamped as the v2 server
+  // stamps a 2026-era result; returns whether it is relayed.
+  bool answer(const nlohmann::json& id, nlohmann::json result)
+  {
+    out = Outbox{};
+    if (!result.contains("resultType")) {
+      result["resultType"] = "complete";
+    }
+    result["_meta"]["io.modelcontextprotocol/serverInfo"] = {{"name", "secure-filesystem-server"},
+                                                             {"version", "0.2.0"}};
+    const std::string line =
+      nlohmann::json{{"result", result}, {"jsonrpc", "2.0"}, {"id", id}}.dump();
+    const bool relayed = guard.on_upstream_response(id_key(id), line, skim_message(line), out, now);
+    guard.settle_reads();
+    return relayed;
+  }
+
+  bool answer_text(const nlohmann::json& id, const std::string& text)
+  {
+    return answer(id, {{"content", {{{"type", "text"}, {"text", text}}}}});
+  }
+
+  // The line of the last step to the upstream whose method is `method`
+  // (tools/call: of the tool `tool`); null if none.
+  nlohmann::json sent(const std::string& method, const std::string& tool = "") const
+  {
+    for (const auto& line : out.to_upstream) {
+      auto message = nlohmann::json::parse(line.text());
+      if (message["method"] == method && (tool.empty() || message["params"]["name"] == tool)) {
+        return message;
+      }
+    }
+    return nullptr;
+  }
+
+  // Answers fsguard's own server/discover, then its listing (/ws), then
+  // its probe of that directory (which keeps no creation time).
+  void learn_server()
+  {
+    const auto discover = sent("server/discover");
+    REQUIRE(discover.is_object());
+    CHECK_FALSE(answer(discover["id"], {{"supportedVersions", {"2026-07-28"}},
+                                        {"capabilities", {{"tools", nlohmann::json::object()}}}}));
+    const auto listing = sent("tools/call", "list_allowed_directories");
+    REQUIRE(listing.is_object());
+    CHECK_FALSE(answer_text(listing["id"], "Allowed directories:\n/ws"));
+    const auto probe = sent("tools/call", "get_file_info");
+    REQUIRE(probe.is_object());
+    CHECK(probe["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
+    CHECK_FALSE(answer_text(probe["id"], "size: 4096\nisDirectory: true"));
+  }
+
+  // The client line answering `id` in the last step, parsed; null if none.
+  nlohmann::json answered(int id) const
+  {
+    for (const auto& line : out.to_client) {
+      auto message = nlohmann::json::parse(line);
+      if (message.value("id", nlohmann::json()) == id) {
+        return message;
+      }
+    }
+    return nullptr;
+  }
+
+  std::string veto_code(int id) const
+  {
+    const auto message = answered(id);
+    return message.is_null()
+             ? ""
+             : message["result"]["_meta"]["fsguard/veto"]["code"].get<std::string>();
+  }
+};
+
+} // namespace
+
+TEST_SUITE("guard in the 2026 era")
+{
+  TEST_CASE("the client's first call goes upstream first, then fsguard's own server/discover in "
+            "its era")
+  {
+    StatelessSession session;
+    session.disk.write("/ws/new.txt", "x");
+    session.call(1, "read_text_file", {{"path", "/ws/new.txt"}});
+    REQUIRE(session.out.to_upstream.size() == 2);
+    CHECK(nlohmann::json::parse(session.out.to_upstream[0].text())["id"] == 1);
+    const auto discover = nlohmann::json::parse(session.out.to_upstream[1].text());
+    CHECK(discover["method"] == "server/discover");
+    const auto& meta = discover["params"]["_meta"];
+    CHECK(meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
+    CHECK(meta["io.modelcontextprotocol/clientCapabilities"] == nlohmann::json::object());
+    // Asked once a session.
+    session.call(2, "read_text_file", {{"path", "/ws/new.txt"}});
+    CHECK_FALSE(session.sent("server/discover").is_object());
+  }
+
+  TEST_CASE("the server/discover result names the server, whose directories are asked for in "
+            "its era, so a relative path resolves")
+  {
+    StatelessSession session;
+    session.disk.write("/ws/a.txt", "original\n");
+    session.disk.write("/ws/b.txt", "other\n");
+    session.call(1, "read_text_file", {{"path", "/ws/b.txt"}});
+    const auto discover = session.sent("server/discover");
+    CHECK_FALSE(session.answer(discover["id"], {{"supportedVersions", {"2026-07-28"}},
+                                                {"capabilities", nlohmann::json::object()}}));
+    const auto listing = session.sent("tools/call", "list_allowed_directories");
+    REQUIRE(listing.is_object());
+    CHECK(listing["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
+    CHECK_FALSE(session.answer_text(listing["id"], "Allowed directories:\n/ws"));
+    CHECK_FALSE(
+      session.answer_text(session.sent("tools/call", "get_file_info")["id"], "size: 4096"));
+    session.call(2, "write_file", {{"path", "a.txt"}, {"content", "blind\n"}});
+    CHECK(session.veto_code(2) == "not_read"); // resolved to /ws/a.txt, which was not read yet
+  }
+
+  TEST_CASE("fsguard's vetoes are results of the 2026 era")
+  {
+    StatelessSession session;
+    session.disk.write("/ws/a.txt", "original\n");
+    session.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
+    const auto veto = session.answered(1);
+    REQUIRE(veto.is_object());
+    CHECK(veto["result"]["resultType"] == "complete");
+    CHECK(veto["result"]["isError"] == true);
+    CHECK(session.veto_code(1) == "not_read");
+  }
+
+  TEST_CASE("a write answered with a task or input_required leaves its file's outcome unknown")
+  {
+    for (const std::string type : {"task", "input_required"}) {
+      CAPTURE(type);
+      StatelessSession session;
+      session.disk.write("/ws/a.txt", "original\n");
+      session.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+      session.learn_server();
+      CHECK(session.answer_text(1, "original\n"));
+      session.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+      REQUIRE(session.sent("tools/call", "write_file").is_object());
+      nlohmann::json unfinished = {{"resultType", type}};
+      if (type == "task") {
+        unfinished.update({{"taskId", "t-1"},
+                           {"status", "working"},
+                           {"createdAt", "2026-11-27T00:00:00Z"},
+                           {"lastUpdatedAt", "2026-11-27T00:00:00Z"},
+                           {"ttlMs", 60000}});
+      } else {
+        unfinished.update({{"inputRequests", {{"confirm", {{"method", "elicitation/create"}}}}},
+                           {"requestState", "s"}});
+      }
+      CHECK(session.answer(2, unfinished)); // the client gets the server's answer
+      // The task's write lands later, as the write the agent sent would.
+      session.disk.write("/ws/a.txt", "mine\n");
+      const SeenRecord* record = session.guard.record("/ws/a.txt");
+      REQUIRE(record != nullptr);
+      CHECK(record->unknown_outcome);
+      session.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "again\n"}});
+      CHECK(session.veto_code(3) == "unknown_outcome");
+      const std::string text = session.answered(3)["result"]["content"][0]["text"];
+      CHECK(text.find("resultType \"" + type + "\"") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("clientInfo in the envelope applies the client's result limit")
+  {
+    StatelessSession session; // claude-code: 50,000 characters
+    const std::string big(60'000, 'x');
+    session.disk.write("/ws/big.txt", big);
+    session.call(1, "read_text_file", {{"path", "/ws/big.txt"}});
+    session.learn_server();
+    CHECK(session.answer_text(1, big));
+    session.call(2, "write_file", {{"path", "/ws/big.txt"}, {"content", "y"}});
+    CHECK(session.veto_code(2) == "partial_read");
+
+    StatelessSession other({}, "another-client");
+    other.disk.write("/ws/big.txt", big);
+    other.call(1, "read_text_file", {{"path", "/ws/big.txt"}});
+    other.learn_server();
+    CHECK(other.answer_text(1, big));
+    other.call(2, "write_file", {{"path", "/ws/big.txt"}, {"content", "y"}});
+    CHECK(other.veto_code(2) == ""); // forwarded
+    CHECK(other.sent("tools/call", "write_file").is_object());
+  }
+
+  TEST_CASE("with verify upstream, fsguard's own reads carry the envelope")
+  {
+    GuardSettings settings;
+    settings.verify = Verify::upstream;
+    StatelessSession session(settings);
+    session.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    const auto read = session.sent("tools/call", "read_text_file");
+    REQUIRE(read.is_object());
+    CHECK(read["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
+  }
+}
