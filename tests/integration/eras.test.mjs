@@ -125,6 +125,20 @@ for (const mode of MODES) {
   });
 }
 
+test('v2 client (pinned to 2026-07-28) with verify upstream: fsguard\'s own reads are 2026-era requests', async (t) => {
+  // The session's first call is a write, so fsguard's read of the file
+  // through the server is the first request the server sees: without the
+  // envelope it would put the server in the 2025 era, whose answers the
+  // client rejects.
+  const ws = workspace(t);
+  const config = ws.file('fsguard.json');
+  fs.writeFileSync(config, JSON.stringify({ verify: 'upstream' }));
+  const s = await connectV2(t, ws, {
+    versionNegotiation: { mode: { pin: '2026-07-28' } }, fsguardArgs: ['--config', config],
+  });
+  await coreScenario(s.call, ws.a);
+});
+
 // ---------------------------------------------------------------------------
 // a v2 client in auto mode to a server of the 2025 era only
 
