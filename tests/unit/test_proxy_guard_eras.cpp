@@ -172,6 +172,7 @@ TEST_SUITE("guard in the 2026 era")
     session.disk.write("/ws/b.txt", "other\n");
     session.call(1, "read_text_file", {{"path", "/ws/b.txt"}});
     const auto discover = session.sent("server/discover");
+    REQUIRE(discover.is_object());
     CHECK_FALSE(session.answer(discover["id"], {{"supportedVersions", {"2026-07-28"}},
                                                 {"capabilities", nlohmann::json::object()}}));
     const auto listing = session.sent("tools/call", "list_allowed_directories");
@@ -261,5 +262,49 @@ TEST_SUITE("guard in the 2026 era")
     const auto read = session.sent("tools/call", "read_text_file");
     REQUIRE(read.is_object());
     CHECK(read["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
+  }
+
+  TEST_CASE("a 2026-era server's directories fsguard cannot see are learned, and writes there "
+            "refused")
+  {
+    StatelessSession session;
+    session.call(1, "write_file", {{"path", "/ws/new.txt"}, {"content", "new\n"}});
+    const auto discover = session.sent("server/discover");
+    REQUIRE(discover.is_object());
+    CHECK_FALSE(session.answer(discover["id"], {{"supportedVersions", {"2026-07-28"}},
+                                                {"capabilities", nlohmann::json::object()}}));
+    const auto listing = session.sent("tools/call", "list_allowed_directories");
+    REQUIRE(listing.is_object());
+    CHECK_FALSE(session.answer_text(listing["id"], "Allowed directories:\n/ws\n/elsewhere"));
+    const auto probe = session.sent("tools/call", "get_file_info"); // of /ws, which it sees
+    CHECK_FALSE(session.answer_text(probe["id"], "size: 4096"));
+    session.call(2, "write_file", {{"path", "/elsewhere/a.txt"}, {"content", "blind\n"}});
+    CHECK(session.veto_code(2) == "not_visible");
+  }
+
+  TEST_CASE("a 2026-era desktop-commander is recognised from its server/discover result")
+  {
+    StatelessSession session;
+    session.disk.write("/ws/a.txt", "original\n");
+    session.call(1, "list_directory", {{"path", "/ws"}});
+    const auto discover = session.sent("server/discover");
+    REQUIRE(discover.is_object());
+    const std::string line =
+      nlohmann::json{{"result",
+                      {{"supportedVersions", {"2026-07-28"}},
+                       {"capabilities", nlohmann::json::object()},
+                       {"resultType", "complete"},
+                       {"_meta",
+                        {{"io.modelcontextprotocol/serverInfo",
+                          {{"name", "desktop-commander"}, {"version", "0.2.3"}}}}}}},
+                     {"jsonrpc", "2.0"},
+                     {"id", discover["id"]}}
+        .dump();
+    session.out = Outbox{};
+    CHECK_FALSE(session.guard.on_upstream_response(id_key(discover["id"]), line, skim_message(line),
+                                                   session.out, session.now));
+    session.call(2, "edit_block",
+                 {{"file_path", "/ws/a.txt"}, {"old_string", "original"}, {"new_string", "x"}});
+    CHECK(session.veto_code(2) == "not_read");
   }
 }
