@@ -48,7 +48,8 @@ bool Guard::awaits_identity(const CallInFlight& call, Outbox& out, Clock::time_p
     request.expect = Expectation::own_identity;
     const std::string key = id_key(request.id);
     out.to_upstream.push_back(
-      identity_request(request.id.get<std::string>(), *call.what.paths[index].raw));
+      identity_request(request.id.get<std::string>(), *call.what.paths[index].raw,
+                       m_era.own_envelope()));
     m_ledger.open(key, std::move(request)); // the number never repeats
     m_identity.asked(file, key, now);
   }

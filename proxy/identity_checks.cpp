@@ -5,10 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "proxy/message.hpp"
+#include "proxy/protocol_era.hpp"
 
 namespace fsguard {
 
-std::string identity_request(const std::string& id, const std::string& path)
+std::string identity_request(const std::string& id, const std::string& path,
+                             const nlohmann::json& envelope)
 {
   const nlohmann::json message = {
     {"jsonrpc", "2.0"},
@@ -16,7 +18,7 @@ std::string identity_request(const std::string& id, const std::string& path)
     {"method", "tools/call"},
     {"params", {{"name", "get_file_info"}, {"arguments", {{"path", path}}}}},
   };
-  return message.dump() + "\n";
+  return own_request_line(message, envelope);
 }
 
 ServerFileReport identity_outcome(const nlohmann::json& response)

@@ -19,8 +19,10 @@
 namespace fsguard {
 
 // The request line (ending in "\n") of fsguard's get_file_info `id` of the
-// server's `path`.
-std::string identity_request(const std::string& id, const std::string& path);
+// server's `path`, with the 2026 era's `envelope` as params._meta (null:
+// none, in a 2025-era session).
+std::string identity_request(const std::string& id, const std::string& path,
+                             const nlohmann::json& envelope);
 
 // What the upstream's answer `response` to such a request reports.
 ServerFileReport identity_outcome(const nlohmann::json& response);

@@ -8,6 +8,7 @@
 
 #include "fake_disk.hpp"
 #include "proxy/guard.hpp"
+#include "tracker/path_map.hpp"
 
 using namespace fsguard;
 using fsguard::testing::fake_hash;
@@ -61,7 +62,12 @@ struct StatelessSession {
     OutgoingLine lent = OutgoingLine::borrowed(line);
     const auto plain =
       guard.scan_plain_call(std::string_view(line).substr(0, line.size() - 1), plain_arguments);
-    REQUIRE(plain); // the SDK's shape
+    if (!plain) {
+      // The SDK's shape, left to the full path until fsguard knows the server.
+      guard.on_client_request(std::move(lent), request, std::move(content), out, now);
+      out.own_lines();
+      return;
+    }
     if (plain->tool != nullptr) {
       plain_arguments.content = std::move(content);
     }
@@ -146,15 +152,14 @@ struct StatelessSession {
 
 TEST_SUITE("guard in the 2026 era")
 {
-  TEST_CASE("the client's first call goes upstream first, then fsguard's own server/discover in "
-            "its era")
+  TEST_CASE("the client's first call waits for fsguard's own server/discover, asked in its era")
   {
     StatelessSession session;
     session.disk.write("/ws/new.txt", "x");
     session.call(1, "read_text_file", {{"path", "/ws/new.txt"}});
-    REQUIRE(session.out.to_upstream.size() == 2);
-    CHECK(nlohmann::json::parse(session.out.to_upstream[0].text())["id"] == 1);
-    const auto discover = nlohmann::json::parse(session.out.to_upstream[1].text());
+    // Nothing is decided before fsguard knows the server: the call waits.
+    REQUIRE(session.out.to_upstream.size() == 1);
+    const auto discover = nlohmann::json::parse(session.out.to_upstream[0].text());
     CHECK(discover["method"] == "server/discover");
     const auto& meta = discover["params"]["_meta"];
     CHECK(meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
@@ -190,6 +195,7 @@ TEST_SUITE("guard in the 2026 era")
     StatelessSession session;
     session.disk.write("/ws/a.txt", "original\n");
     session.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
+    session.learn_server(); // the call waited for it
     const auto veto = session.answered(1);
     REQUIRE(veto.is_object());
     CHECK(veto["result"]["resultType"] == "complete");
@@ -259,6 +265,18 @@ TEST_SUITE("guard in the 2026 era")
     settings.verify = Verify::upstream;
     StatelessSession session(settings);
     session.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    // The call waits for fsguard to know the server and its directories
+    // (with verify: upstream, fsguard probes no directory of its own).
+    const auto discover = session.sent("server/discover");
+    REQUIRE(discover.is_object());
+    CHECK_FALSE(session.answer(discover["id"], {{"supportedVersions", {"2026-07-28"}},
+                                                {"capabilities", nlohmann::json::object()}}));
+    const auto listing = session.sent("tools/call", "list_allowed_directories");
+    REQUIRE(listing.is_object());
+    CHECK_FALSE(session.answer_text(listing["id"], "Allowed directories:\n/ws"));
+    if (const auto probe = session.sent("tools/call", "get_file_info"); probe.is_object()) {
+      CHECK_FALSE(session.answer_text(probe["id"], "size: 4096\nisDirectory: true"));
+    }
     const auto read = session.sent("tools/call", "read_text_file");
     REQUIRE(read.is_object());
     CHECK(read["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
@@ -280,6 +298,30 @@ TEST_SUITE("guard in the 2026 era")
     CHECK_FALSE(session.answer_text(probe["id"], "size: 4096"));
     session.call(2, "write_file", {{"path", "/elsewhere/a.txt"}, {"content", "blind\n"}});
     CHECK(session.veto_code(2) == "not_visible");
+  }
+
+  TEST_CASE("with path_map, fsguard's get_file_info of the file a change names carries the "
+            "envelope")
+  {
+    GuardSettings settings;
+    settings.path_map = PathMap({PathMapping{"/projects/app", "/ws"}});
+    StatelessSession session(settings);
+    session.call(1, "write_file", {{"path", "/projects/app/new.txt"}, {"content", "new\n"}});
+    const auto discover = session.sent("server/discover");
+    REQUIRE(discover.is_object());
+    CHECK_FALSE(session.answer(discover["id"], {{"supportedVersions", {"2026-07-28"}},
+                                                {"capabilities", nlohmann::json::object()}}));
+    const auto listing = session.sent("tools/call", "list_allowed_directories");
+    REQUIRE(listing.is_object());
+    CHECK_FALSE(session.answer_text(listing["id"], "Allowed directories:\n/projects/app"));
+    const auto probe = session.sent("tools/call", "get_file_info"); // of the directory
+    REQUIRE(probe.is_object());
+    CHECK_FALSE(session.answer_text(probe["id"], "size: 4096\nisDirectory: true"));
+    // The write, released, waits for the server's report of its very file.
+    const auto identity = session.sent("tools/call", "get_file_info");
+    REQUIRE(identity.is_object());
+    CHECK(identity["params"]["arguments"]["path"] == "/projects/app/new.txt");
+    CHECK(identity["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
   }
 
   TEST_CASE("a 2026-era desktop-commander is recognised from its server/discover result")
