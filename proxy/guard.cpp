@@ -1729,7 +1729,9 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
   case Expectation::discover: {
     const bool own = answered.from == Peer::fsguard;
     const auto response = nlohmann::json::parse(line, nullptr, false);
-    if (member(response, "result").is_object() || own) {
+    if ((member(response, "result").is_object() || own) && !m_paths.knows_server()) {
+      // The first answer fixes the server for the session: a later one (a
+      // client's own server/discover) cannot change its profile.
       // A server that refused fsguard's own server/discover is guarded as
       // one that never said which it is; the client's own refused one is
       // followed by its initialize (the SDK's fallback to the 2025 era).
@@ -2256,16 +2258,20 @@ void Guard::refuse_overdue_session_waits(Clock::time_point now, Outbox& out)
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(m_settings.call_timeout);
   const std::string waited = std::to_string(seconds.count()) + " s (call_timeout_s)";
   const bool initialized = m_paths.knows_server();
+  const bool stateless = m_era.era() == Era::stateless; // no initialize: server/discover
   const std::string awaited =
     initialized ? "the server's answer to fsguard's own list_allowed_directories (or get_file_info "
                   "of those directories), which tells fsguard which files the server serves"
+    : stateless ? "the server's answer to fsguard's own server/discover, which tells fsguard "
+                  "which server it guards and how that server reads a call's paths"
                 : "the server's answer to initialize, which tells fsguard which server it guards "
                   "and how that server reads a call's paths";
   const std::string remedy =
-    initialized ? "Call again; if this keeps happening, the server does not answer fsguard: "
-                  "fsguard --check-setup shows what it sees."
-                : "Call tools once the initialize result has come; if it never does, the server "
-                  "does not start or answer: fsguard --check-setup shows what it sees.";
+    initialized || stateless
+      ? "Call again; if this keeps happening, the server does not answer fsguard: "
+        "fsguard --check-setup shows what it sees."
+      : "Call tools once the initialize result has come; if it never does, the server "
+        "does not start or answer: fsguard --check-setup shows what it sees.";
   for (const Held& held : m_held) {
     if (!overdue(held)) {
       continue;
@@ -2355,6 +2361,10 @@ void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length
                              + " (" + sizes + ") and answered it with an error");
   if (answered.expect == Expectation::own_listing) {
     m_paths.listing_done();
+    // Read as a listing that could not be read, so the calls that waited
+    // for it are decided (with absolute paths alone) rather than time out.
+    m_paths.on_listing_result(nlohmann::json(), 0, true, out);
+    after_listing(out, Clock::now());
     return;
   }
   if (answered.expect == Expectation::own_probe) {

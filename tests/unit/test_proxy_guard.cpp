@@ -2085,6 +2085,23 @@ TEST_SUITE("guard: calls before fsguard knows the session")
     CHECK(s.forwarded_ids().empty());
   }
 
+  TEST_CASE("a listing of fsguard's own too long to relay is taken as unreadable: the calls that waited are decided")
+  {
+    Session s{Session::Uninitialized{}};
+    s.initialize();
+    s.disk.write("/ws/a.txt", "theirs\n");
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
+    s.answer(0, k_server_filesystem);
+    REQUIRE_FALSE(s.out.to_upstream.empty());
+    const auto asked = nlohmann::json::parse(s.out.to_upstream.back().text());
+    REQUIRE(asked["params"]["name"] == "list_allowed_directories");
+    s.out = Outbox{};
+    s.guard.on_upstream_answer_dropped(",\"id\":" + asked["id"].dump() + "}", 70'000'000,
+                                       67'108'864, s.out);
+    CHECK(s.answered(1) == "not_read"); // decided at once, not after call_timeout_s
+    CHECK(*s.disk.content("/ws/a.txt") == "theirs\n");
+  }
+
   TEST_CASE("a write sent before the probe of its directory is answered waits for it")
   {
     for (const std::int64_t shift : {std::int64_t{5}, std::int64_t{0}}) {

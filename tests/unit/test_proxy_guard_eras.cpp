@@ -324,6 +324,27 @@ TEST_SUITE("guard in the 2026 era")
     CHECK(identity["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
   }
 
+  TEST_CASE("a later server/discover result cannot change the server fsguard guards")
+  {
+    StatelessSession session;
+    session.disk.write("/ws/a.txt", "original\n");
+    session.call(1, "list_directory", {{"path", "/ws"}});
+    session.learn_server();
+    // The client's own server/discover, answered without a serverInfo.
+    session.out = Outbox{};
+    const nlohmann::json discover = {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "server/discover"},
+                                     {"params", {{"_meta", session.envelope()}}}};
+    session.guard.on_client_request(discover.dump() + "\n", discover, {}, session.out,
+                                    session.now);
+    const std::string line =
+      R"({"result":{"supportedVersions":["2026-07-28"],"resultType":"complete"},"jsonrpc":"2.0","id":2})";
+    session.out = Outbox{};
+    CHECK(session.guard.on_upstream_response(id_key(nlohmann::json(2)), line, skim_message(line),
+                                             session.out, session.now));
+    session.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
+    CHECK(session.veto_code(3) == "not_read"); // still guarded as server-filesystem
+  }
+
   TEST_CASE("a 2026-era desktop-commander is recognised from its server/discover result")
   {
     StatelessSession session;
