@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proxy/adopt_json_spans.hpp"
+#include "proxy/adopt_replacements.hpp"
 
 namespace fsguard {
 
@@ -138,12 +139,6 @@ std::string json_array_like(const std::vector<std::string>& strings, std::string
   }
   return array + (closing_alone ? newline + std::string(closing) : std::string()) + "]";
 }
-
-struct Replacement {
-  std::size_t begin;
-  std::size_t end;
-  std::string text;
-};
 
 const JsonMemberSpan* span_at(const std::vector<JsonMemberSpan>& spans,
                               const std::vector<std::string>& path)
@@ -382,11 +377,7 @@ Result<AdoptedConfig, std::string> adopt_json_config(std::string_view text,
     }
     replacements.insert(replacements.end(), entry->begin(), entry->end());
   }
-  std::sort(replacements.begin(), replacements.end(),
-            [](const Replacement& a, const Replacement& b) { return a.begin > b.begin; });
-  for (const auto& replacement : replacements) {
-    adopted.text.replace(replacement.begin, replacement.end - replacement.begin, replacement.text);
-  }
+  apply_replacements(adopted.text, std::move(replacements));
   return adopted;
 }
 

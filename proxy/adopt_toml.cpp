@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "proxy/adopt_replacements.hpp"
+
 namespace fsguard {
 
 namespace {
@@ -427,12 +429,6 @@ std::string toml_array(const std::vector<std::string>& strings)
   return array + "]";
 }
 
-struct Replacement {
-  std::size_t begin;
-  std::size_t end;
-  std::string text;
-};
-
 } // namespace
 
 std::string toml_string(std::string_view value)
@@ -585,11 +581,7 @@ Result<AdoptedConfig, std::string> adopt_toml_config(std::string_view text,
     }
   }
 
-  std::sort(replacements.begin(), replacements.end(),
-            [](const Replacement& a, const Replacement& b) { return a.begin > b.begin; });
-  for (const auto& replacement : replacements) {
-    adopted.text.replace(replacement.begin, replacement.end - replacement.begin, replacement.text);
-  }
+  apply_replacements(adopted.text, std::move(replacements));
   return adopted;
 }
 

@@ -110,9 +110,10 @@ struct StatelessSession {
     return nullptr;
   }
 
-  // Answers fsguard's own server/discover, then its listing (/ws), then
-  // its probe of that directory (which keeps no creation time).
-  void learn_server()
+  // Answers fsguard's own server/discover, then its listing (`directories`,
+  // one a line), then its probe of a directory it sees, if it sent one
+  // (none with verify: upstream), which keeps no creation time.
+  void learn_server(const std::string& directories = "/ws")
   {
     const auto discover = sent("server/discover");
     REQUIRE(discover.is_object());
@@ -120,11 +121,11 @@ struct StatelessSession {
                                         {"capabilities", {{"tools", nlohmann::json::object()}}}}));
     const auto listing = sent("tools/call", "list_allowed_directories");
     REQUIRE(listing.is_object());
-    CHECK_FALSE(answer_text(listing["id"], "Allowed directories:\n/ws"));
-    const auto probe = sent("tools/call", "get_file_info");
-    REQUIRE(probe.is_object());
-    CHECK(probe["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
-    CHECK_FALSE(answer_text(probe["id"], "size: 4096\nisDirectory: true"));
+    CHECK_FALSE(answer_text(listing["id"], "Allowed directories:\n" + directories));
+    if (const auto probe = sent("tools/call", "get_file_info"); probe.is_object()) {
+      CHECK(probe["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
+      CHECK_FALSE(answer_text(probe["id"], "size: 4096\nisDirectory: true"));
+    }
   }
 
   // The client line answering `id` in the last step, parsed; null if none.
@@ -265,18 +266,7 @@ TEST_SUITE("guard in the 2026 era")
     settings.verify = Verify::upstream;
     StatelessSession session(settings);
     session.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
-    // The call waits for fsguard to know the server and its directories
-    // (with verify: upstream, fsguard probes no directory of its own).
-    const auto discover = session.sent("server/discover");
-    REQUIRE(discover.is_object());
-    CHECK_FALSE(session.answer(discover["id"], {{"supportedVersions", {"2026-07-28"}},
-                                                {"capabilities", nlohmann::json::object()}}));
-    const auto listing = session.sent("tools/call", "list_allowed_directories");
-    REQUIRE(listing.is_object());
-    CHECK_FALSE(session.answer_text(listing["id"], "Allowed directories:\n/ws"));
-    if (const auto probe = session.sent("tools/call", "get_file_info"); probe.is_object()) {
-      CHECK_FALSE(session.answer_text(probe["id"], "size: 4096\nisDirectory: true"));
-    }
+    session.learn_server(); // the call waited for it
     const auto read = session.sent("tools/call", "read_text_file");
     REQUIRE(read.is_object());
     CHECK(read["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
@@ -287,15 +277,7 @@ TEST_SUITE("guard in the 2026 era")
   {
     StatelessSession session;
     session.call(1, "write_file", {{"path", "/ws/new.txt"}, {"content", "new\n"}});
-    const auto discover = session.sent("server/discover");
-    REQUIRE(discover.is_object());
-    CHECK_FALSE(session.answer(discover["id"], {{"supportedVersions", {"2026-07-28"}},
-                                                {"capabilities", nlohmann::json::object()}}));
-    const auto listing = session.sent("tools/call", "list_allowed_directories");
-    REQUIRE(listing.is_object());
-    CHECK_FALSE(session.answer_text(listing["id"], "Allowed directories:\n/ws\n/elsewhere"));
-    const auto probe = session.sent("tools/call", "get_file_info"); // of /ws, which it sees
-    CHECK_FALSE(session.answer_text(probe["id"], "size: 4096"));
+    session.learn_server("/ws\n/elsewhere"); // probes /ws alone, which it sees
     session.call(2, "write_file", {{"path", "/elsewhere/a.txt"}, {"content", "blind\n"}});
     CHECK(session.veto_code(2) == "not_visible");
   }
@@ -307,16 +289,7 @@ TEST_SUITE("guard in the 2026 era")
     settings.path_map = PathMap({PathMapping{"/projects/app", "/ws"}});
     StatelessSession session(settings);
     session.call(1, "write_file", {{"path", "/projects/app/new.txt"}, {"content", "new\n"}});
-    const auto discover = session.sent("server/discover");
-    REQUIRE(discover.is_object());
-    CHECK_FALSE(session.answer(discover["id"], {{"supportedVersions", {"2026-07-28"}},
-                                                {"capabilities", nlohmann::json::object()}}));
-    const auto listing = session.sent("tools/call", "list_allowed_directories");
-    REQUIRE(listing.is_object());
-    CHECK_FALSE(session.answer_text(listing["id"], "Allowed directories:\n/projects/app"));
-    const auto probe = session.sent("tools/call", "get_file_info"); // of the directory
-    REQUIRE(probe.is_object());
-    CHECK_FALSE(session.answer_text(probe["id"], "size: 4096\nisDirectory: true"));
+    session.learn_server("/projects/app"); // and the probe of the directory
     // The write, released, waits for the server's report of its very file.
     const auto identity = session.sent("tools/call", "get_file_info");
     REQUIRE(identity.is_object());
