@@ -10,6 +10,7 @@
 #include "proxy/override_prompt.hpp"
 #include "proxy/plain_tool_call.hpp"
 #include "proxy/protocol_era.hpp"
+#include "proxy/quoted_text.hpp"
 #include "proxy/stale_change.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
@@ -1720,6 +1721,7 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
     const auto response = nlohmann::json::parse(line, nullptr, false);
     if (!member(response, "result").is_object()) {
       m_ledger.initialize_failed(); // the client may correct it and send it again
+      refuse_session_waits_after(response, out);
       return true;
     }
     m_paths.on_initialize_result(response, out);
@@ -2245,6 +2247,30 @@ void Guard::expire(Clock::time_point now, Outbox& out)
   if (m_view) {
     m_view->forget_all(); // a failure no call took stays with none
   }
+}
+
+void Guard::refuse_session_waits_after(const nlohmann::json& refused_initialize, Outbox& out)
+{
+  const auto waits = [](const Held& held) { return held.awaiting_session; };
+  const auto& message = member(member(refused_initialize, "error"), "message");
+  const std::string said = message.is_string()
+                             ? "its error: " + in_quotes(message.get_ref<const std::string&>())
+                             : "it gave no error message";
+  for (const Held& held : m_held) {
+    if (!waits(held)) {
+      continue;
+    }
+    answer_error(held.id, RpcError::server_error,
+                 "fsguard: " + held.tool + " was sent before the server answered initialize, "
+                   + "and the server refused initialize (" + said + "), so fsguard could not "
+                   + "check the call and did not send it. Fix what the server's error names, "
+                   + "then initialize again and call again.",
+                 out);
+    out.say(LogLevel::warn, "refused " + held.tool + " " + held.key
+                              + ": it waited for an initialize the server refused");
+    m_ledger.close(Peer::upstream, held.key);
+  }
+  std::erase_if(m_held, waits);
 }
 
 void Guard::refuse_overdue_session_waits(Clock::time_point now, Outbox& out)

@@ -414,6 +414,9 @@ private:
   // Refuses the calls that waited longer than the call timeout at `now`
   // for fsguard to know the session.
   void refuse_overdue_session_waits(Clock::time_point now, Outbox& out);
+  // Refuses at once the calls that waited for the initialize result, when
+  // the server answered it with the error `refused_initialize`.
+  void refuse_session_waits_after(const nlohmann::json& refused_initialize, Outbox& out);
   // verify: upstream: the files whose content a change by `call` is
   // decided on (a move's destination; a write's or an edit's file), or
   // that a partial read `call` is cut from.

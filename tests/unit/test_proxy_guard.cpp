@@ -2102,6 +2102,28 @@ TEST_SUITE("guard: calls before fsguard knows the session")
     CHECK(*s.disk.content("/ws/a.txt") == "theirs\n");
   }
 
+  TEST_CASE("calls that waited for the initialize result are refused at once, saying why, when the server refuses initialize")
+  {
+    Session s{Session::Uninitialized{}};
+    s.initialize();
+    s.disk.write("/ws/a.txt", "theirs\n");
+    s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
+    CHECK(s.out.to_client.empty());
+    s.out = Outbox{};
+    const std::string refused =
+      R"({"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"Unsupported protocol version"}})";
+    CHECK(s.guard.on_upstream_response(id_key(nlohmann::json(0)), refused, skim_message(refused),
+                                       s.out, s.now));
+    REQUIRE(s.out.to_client.size() == 1); // not after call_timeout_s
+    const auto answer = nlohmann::json::parse(s.out.to_client.front());
+    CHECK(answer["id"] == 1);
+    const std::string text = answer["error"]["message"];
+    CHECK(text.find("the server refused initialize") != std::string::npos);
+    CHECK(text.find("\"Unsupported protocol version\"") != std::string::npos);
+    CHECK(s.forwarded_ids().empty());
+    CHECK(*s.disk.content("/ws/a.txt") == "theirs\n");
+  }
+
   TEST_CASE("a write sent before the probe of its directory is answered waits for it")
   {
     for (const std::int64_t shift : {std::int64_t{5}, std::int64_t{0}}) {
