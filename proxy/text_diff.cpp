@@ -1,5 +1,6 @@
 #include "proxy/text_diff.hpp"
 
+#include <cstdint>
 #include <vector>
 
 #include <git2.h>
@@ -14,6 +15,19 @@ void use_libgit2()
 {
   static const int k_ready = git_libgit2_init();
   (void)k_ready;
+}
+
+// The options of a line diff of two texts taken as text whatever their
+// bytes, with `context_lines` of context around each change (libgit2 ready).
+git_diff_options text_diff_options(std::uint32_t context_lines)
+{
+  use_libgit2();
+  git_diff_options options;
+  git_diff_options_init(&options, GIT_DIFF_OPTIONS_VERSION);
+  options.flags = GIT_DIFF_FORCE_TEXT;
+  options.context_lines = context_lines;
+  options.interhunk_lines = 0;
+  return options;
 }
 
 struct Hunk {
@@ -90,11 +104,7 @@ TextDiff diff_texts(std::string_view before, std::string_view after,
   if (before == after) {
     return diff;
   }
-  use_libgit2();
-  git_diff_options options;
-  git_diff_options_init(&options, GIT_DIFF_OPTIONS_VERSION);
-  options.flags = GIT_DIFF_FORCE_TEXT;
-  options.context_lines = 3;
+  git_diff_options options = text_diff_options(3);
   Collected collected;
   const int error = git_diff_buffers(before.data(), before.size(), nullptr, after.data(),
                                      after.size(), nullptr, &options, nullptr, nullptr, on_hunk,
@@ -216,12 +226,7 @@ std::optional<std::vector<LineChange>> line_changes(std::string_view before,
   if (before == after) {
     return changes;
   }
-  use_libgit2();
-  git_diff_options options;
-  git_diff_options_init(&options, GIT_DIFF_OPTIONS_VERSION);
-  options.flags = GIT_DIFF_FORCE_TEXT;
-  options.context_lines = 0;
-  options.interhunk_lines = 0;
+  git_diff_options options = text_diff_options(0);
   if (git_diff_buffers(before.data(), before.size(), nullptr, after.data(), after.size(), nullptr,
                        &options, nullptr, nullptr, on_change, nullptr, &changes)
       != 0) {
