@@ -231,7 +231,7 @@ train_profile() {
     step "profile-guided build: training (tests/bench/pgo_train.mjs)" &&
     node tests/bench/pgo_train.mjs build-pgo/fsguard >&2 &&
     # Written as fsguard exits; CMakeLists.txt refuses a directory without.
-    [[ -f "$profile_dir/CMakeFiles#proxy.dir#proxy#guard.cpp.gcda" ]] &&
+    [[ -f "$profile_dir/CMakeFiles#guard.dir#proxy#guard#guard.cpp.gcda" ]] &&
     touch "$profile_stamp"
 }
 profile_use=""

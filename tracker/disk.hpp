@@ -1,6 +1,6 @@
 // The tracker's view of the filesystem and the clock, injected so that the
 // policy can be tested without touching a disk or sleeping (ninja's
-// DiskInterface pattern). proxy/real_disk.hpp provides the real one.
+// DiskInterface pattern). proxy/stores/real_disk.hpp provides the real one.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The text of a state file (the "state_file" key): the records of what the
 // agent saw, kept for the next fsguard on the same upstream. Pure: parsing,
-// merging and writing the text; proxy/state_file.hpp does the file I/O.
+// merging and writing the text; proxy/stores/state_file.hpp does the file I/O.
 #pragma once
 
 #include <cstddef>

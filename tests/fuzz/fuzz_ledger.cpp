@@ -29,8 +29,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_disk.hpp"
-#include "proxy/content_hash.hpp"
-#include "proxy/guard.hpp"
+#include "proxy/jsonrpc/content_hash.hpp"
+#include "proxy/guard/guard.hpp"
 #include "tracker/unified_diff.hpp"
 
 using namespace fsguard;

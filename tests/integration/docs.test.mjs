@@ -35,7 +35,7 @@ const read = (relative) => fs.readFileSync(path.join(ROOT, relative), 'utf8');
 
 /** The man page with roff's escaped hyphens and font changes taken out. */
 function manText() {
-  return read('proxy/fsguard.1').replace(/\\-/g, '-').replace(/\\f[BIRP]/g, '');
+  return read('proxy/app/fsguard.1').replace(/\\-/g, '-').replace(/\\f[BIRP]/g, '');
 }
 
 /** Runs fsguard with `args` in an empty directory, without FSGUARD_* variables; returns stdout. */
@@ -94,7 +94,7 @@ test('every option of fsguard --help is in the man page and in docs/configuratio
   const configuration = read('docs/configuration.md');
   const missing = [];
   for (const option of options) {
-    if (!hasToken(man, option)) missing.push(`${option} is not in proxy/fsguard.1`);
+    if (!hasToken(man, option)) missing.push(`${option} is not in proxy/app/fsguard.1`);
     if (!hasToken(configuration, option)) missing.push(`${option} is not in docs/configuration.md`);
   }
   assert.deepEqual(missing, []);

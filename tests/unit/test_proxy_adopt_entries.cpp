@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <string>
 
-#include "proxy/adopt_entries.hpp"
-#include "proxy/adopt_json_spans.hpp"
-#include "proxy/adopt_places.hpp"
+#include "proxy/app/adopt_entries.hpp"
+#include "proxy/app/adopt_json_spans.hpp"
+#include "proxy/app/adopt_places.hpp"
 
 using namespace fsguard;
 

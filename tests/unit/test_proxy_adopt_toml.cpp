@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "proxy/adopt_toml.hpp"
+#include "proxy/app/adopt_toml.hpp"
 
 using namespace fsguard;
 

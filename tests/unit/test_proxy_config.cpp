@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "proxy/config.hpp"
-#include "proxy/options.hpp"
+#include "proxy/app/config.hpp"
+#include "proxy/app/options.hpp"
 #include "tracker/profiles.hpp"
 
 using namespace fsguard;

@@ -17,7 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
-#include "proxy/framing.hpp"
+#include "proxy/process/framing.hpp"
 
 using namespace fsguard;
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "fake_disk.hpp"
-#include "proxy/guard.hpp"
+#include "proxy/guard/guard.hpp"
 #include "tracker/profiles.hpp"
 #include "tracker/server_filesystem.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fake_disk.hpp"
-#include "proxy/guard.hpp"
+#include "proxy/guard/guard.hpp"
 #include "tracker/path_map.hpp"
 
 using namespace fsguard;

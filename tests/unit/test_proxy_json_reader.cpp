@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "json_types.hpp"
-#include "proxy/json_reader.hpp"
-#include "proxy/real_disk.hpp"
+#include "proxy/jsonrpc/json_reader.hpp"
+#include "proxy/stores/real_disk.hpp"
 
 using namespace fsguard;
 

@@ -8,9 +8,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "proxy/json_string.hpp"
-#include "proxy/message.hpp"
-#include "proxy/real_disk.hpp"
+#include "proxy/jsonrpc/json_string.hpp"
+#include "proxy/jsonrpc/message.hpp"
+#include "proxy/stores/real_disk.hpp"
 
 using namespace fsguard;
 

@@ -4,7 +4,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "proxy/ledger.hpp"
+#include "proxy/guard/ledger.hpp"
 
 using namespace fsguard;
 

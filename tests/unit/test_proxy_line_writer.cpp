@@ -10,7 +10,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include "proxy/line_writer.hpp"
+#include "proxy/process/line_writer.hpp"
 
 using namespace fsguard;
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "proxy/message.hpp"
-#include "proxy/real_disk.hpp"
+#include "proxy/jsonrpc/message.hpp"
+#include "proxy/stores/real_disk.hpp"
 
 using namespace fsguard;
 

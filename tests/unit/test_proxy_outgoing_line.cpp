@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "proxy/outbox.hpp"
-#include "proxy/outgoing_line.hpp"
+#include "proxy/guard/outbox.hpp"
+#include "proxy/jsonrpc/outgoing_line.hpp"
 
 using namespace fsguard;
 

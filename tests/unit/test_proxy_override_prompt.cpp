@@ -3,7 +3,7 @@
 #include <chrono>
 #include <string>
 
-#include "proxy/override_prompt.hpp"
+#include "proxy/guard/override_prompt.hpp"
 
 using namespace fsguard;
 using namespace std::chrono_literals;

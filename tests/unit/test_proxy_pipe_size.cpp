@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "proxy/pipe_size.hpp"
+#include "proxy/process/pipe_size.hpp"
 
 using namespace fsguard;
 

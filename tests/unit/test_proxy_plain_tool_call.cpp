@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "proxy/message.hpp"
-#include "proxy/plain_tool_call.hpp"
+#include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/plain_tool_call.hpp"
 
 using namespace fsguard;
 

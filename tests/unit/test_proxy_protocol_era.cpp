@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "proxy/protocol_era.hpp"
+#include "proxy/jsonrpc/protocol_era.hpp"
 
 using namespace fsguard;
 

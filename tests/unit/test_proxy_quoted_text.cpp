@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "proxy/quoted_text.hpp"
+#include "proxy/guard/quoted_text.hpp"
 
 using namespace fsguard;
 

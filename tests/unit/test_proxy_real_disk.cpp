@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "proxy/content_hash.hpp"
-#include "proxy/real_disk.hpp"
+#include "proxy/jsonrpc/content_hash.hpp"
+#include "proxy/stores/real_disk.hpp"
 
 using namespace fsguard;
 

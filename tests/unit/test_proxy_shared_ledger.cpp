@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "proxy/shared_ledger.hpp"
+#include "proxy/guard/shared_ledger.hpp"
 
 using namespace fsguard;
 

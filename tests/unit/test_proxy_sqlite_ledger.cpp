@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "proxy/sqlite_ledger.hpp"
+#include "proxy/stores/sqlite_ledger.hpp"
 
 using namespace fsguard;
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "proxy/stale_change.hpp"
+#include "proxy/guard/stale_change.hpp"
 
 using namespace fsguard;
 

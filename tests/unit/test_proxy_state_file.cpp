@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "proxy/state_file.hpp"
+#include "proxy/stores/state_file.hpp"
 
 using namespace fsguard;
 using namespace std::chrono_literals;

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "proxy/stderr_tail.hpp"
+#include "proxy/process/stderr_tail.hpp"
 
 using namespace fsguard;
 

@@ -9,7 +9,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include "proxy/stderr_writer.hpp"
+#include "proxy/process/stderr_writer.hpp"
 
 using namespace fsguard;
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "proxy/text_diff.hpp"
+#include "proxy/guard/text_diff.hpp"
 #include "tracker/unified_diff.hpp"
 
 using namespace fsguard;

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "fake_disk.hpp"
-#include "proxy/content_hash.hpp"
-#include "proxy/guard.hpp"
+#include "proxy/jsonrpc/content_hash.hpp"
+#include "proxy/guard/guard.hpp"
 
 using namespace fsguard;
 using fsguard::testing::FakeDisk;

@@ -1,0 +1,2448 @@
+#include "proxy/guard/guard.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <regex>
+
+#include "proxy/guard/client_limits.hpp"
+#include "proxy/jsonrpc/content_hash.hpp"
+#include "proxy/guard/change_decision.hpp"
+#include "proxy/guard/override_prompt.hpp"
+#include "proxy/jsonrpc/plain_tool_call.hpp"
+#include "proxy/jsonrpc/protocol_era.hpp"
+#include "proxy/guard/quoted_text.hpp"
+#include "proxy/guard/stale_change.hpp"
+#include "tracker/path.hpp"
+#include "tracker/read_response.hpp"
+#include "tracker/unified_diff.hpp"
+
+namespace fsguard {
+
+namespace {
+
+bool changes_files(ToolRole role)
+{
+  return role == ToolRole::write || role == ToolRole::edit || role == ToolRole::move;
+}
+
+bool succeeded(const nlohmann::json& response)
+{
+  const auto& result = member(response, "result");
+  if (!result.is_object()) {
+    return false;
+  }
+  const auto& is_error = member(result, "isError");
+  return !(is_error.is_boolean() && is_error.get<bool>());
+}
+
+// True when a read's answer shows content at all: an empty result answers
+// nothing that was asked, so it records no read.
+bool shows_content(const nlohmann::json& response)
+{
+  const auto& content = member(member(response, "result"), "content");
+  return content.is_array() && !content.empty();
+}
+
+// The first text block of a tool result, or "".
+std::string_view result_text(const nlohmann::json& response)
+{
+  const auto& content = member(member(response, "result"), "content");
+  if (!content.is_array() || content.empty()) {
+    return {};
+  }
+  const auto& text = member(content.front(), "text");
+  return text.is_string() ? std::string_view(text.get_ref<const std::string&>())
+                          : std::string_view();
+}
+
+nlohmann::ordered_json hash_json(const std::optional<ContentHash>& hash)
+{
+  return hash ? nlohmann::ordered_json(to_hex(*hash)) : nlohmann::ordered_json();
+}
+
+std::string veto_response(const nlohmann::json& id, const std::string& tool, const Veto& veto,
+                          const ToolNames& names, Era era)
+{
+  nlohmann::ordered_json meta = {{"code", to_string(veto.code)}, {"tool", tool}, {"path", veto.path}};
+  if (veto.code == VetoCode::changed) {
+    meta["seen_xxh3_128"] = hash_json(veto.seen_hash);
+    meta["current_xxh3_128"] = hash_json(veto.current_hash);
+    meta["cause"] = veto.cause;
+    meta["diff_complete"] = !veto.diff.empty() && veto.diff_complete;
+    meta["counts_as_read"] = veto.counts_as_read;
+    if (!veto.conflict.empty()) {
+      meta["merge"] = "conflict";
+    }
+  }
+  nlohmann::ordered_json result = {
+    {"content", {{{"type", "text"}, {"text", veto_text(tool, veto, names)}}}},
+    {"isError", true},
+    {"_meta", {{"fsguard/veto", meta}}},
+  };
+  stamp_result(result, era);
+  const nlohmann::ordered_json response = {{"jsonrpc", "2.0"}, {"id", id}, {"result", result}};
+  return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// Whether a call of `role` on `mine` must wait for a call of `other_role` on
+// `other`: a change waits for anything on its file, and anything waits for
+// a move of the file or of a directory above or below it.
+bool must_wait(const std::string& mine, ToolRole role, const std::string& other,
+               ToolRole other_role)
+{
+  const bool move = role == ToolRole::move || other_role == ToolRole::move;
+  if (mine == other) {
+    return changes_files(role) || move;
+  }
+  return move && (is_within(mine, other) || is_within(other, mine));
+}
+
+// The "name" and "arguments" of a tools/call's `params` (null: absent),
+// found in one walk over its members; each a null value when absent.
+struct ToolCallMembers {
+  const nlohmann::json* name;
+  const nlohmann::json* arguments;
+};
+
+ToolCallMembers tool_call_members(const nlohmann::json* params)
+{
+  ToolCallMembers members{&null_value(), &null_value()};
+  if (params == nullptr) {
+    return members;
+  }
+  if (const auto* object = params->get_ptr<const nlohmann::json::object_t*>()) {
+    for (const auto& [key, value] : *object) {
+      const std::string_view name = key;
+      if (name == "name") {
+        members.name = &value;
+      } else if (name == "arguments") {
+        members.arguments = &value;
+      }
+    }
+  }
+  return members;
+}
+
+// Microseconds from `began_ns` to `ended_ns` (the Disk's clock), 0 if it went back.
+std::int64_t microseconds_between(std::int64_t began_ns, std::int64_t ended_ns)
+{
+  return ended_ns > began_ns ? (ended_ns - began_ns) / 1000 : 0;
+}
+
+} // namespace
+
+Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string cwd)
+  : m_view(settings.verify == Verify::upstream ? std::make_unique<UpstreamView>(disk) : nullptr),
+    m_disk(m_view ? *m_view : disk), m_settings(std::move(settings)), m_tracker(m_disk),
+    m_paths(m_disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile),
+    m_kept(m_settings.kept_texts)
+{
+  m_paths.set_custom_tools(m_settings.tools.has_value());
+  m_paths.set_path_map(m_settings.path_map);
+  m_paths.set_sees_files(m_view == nullptr);
+  m_tracker.set_read_ttl(m_settings.read_ttl);
+}
+
+std::size_t Guard::restore(const std::vector<SavedRecord>& saved)
+{
+  std::size_t taken = 0;
+  for (const auto& record : saved) {
+    taken += m_tracker.restore(record) ? 1 : 0;
+  }
+  return taken;
+}
+
+void Guard::leave_files_to_exit()
+{
+  // Moved into objects nothing deletes: the kernel takes their pages back
+  // at exit all at once.
+  static_cast<void>(new Tracker(std::move(m_tracker)));
+  static_cast<void>(new KeptTexts(std::move(m_kept)));
+}
+
+void Guard::set_settings(GuardSettings settings)
+{
+  settings.verify = m_view ? Verify::upstream : Verify::local;
+  m_settings = std::move(settings);
+  m_paths.set_custom_tools(m_settings.tools.has_value());
+  m_paths.set_path_map(m_settings.path_map);
+  m_tracker.set_read_ttl(m_settings.read_ttl);
+  m_kept.set_budget(m_settings.kept_texts);
+}
+
+void Guard::settle_reads()
+{
+  for (auto& change : m_answered_changes) {
+    const SeenRecord* record = m_tracker.finish_write(change.file, change.expected, change.extent,
+                                                      change.sent_at, change.expected_bytes());
+    after_change_recorded(std::move(change), record);
+  }
+  m_answered_changes.clear();
+  for (auto& shown : m_shown_texts) {
+    if (shown.read && shown.is_file_bytes) {
+      shown.paid_with = settle_from_answer(shown);
+    }
+  }
+  m_tracker.settle_reads();
+  // Decoded here, after the answer went on: the agent does not wait for it.
+  for (auto& shown : m_shown_texts) {
+    if (shown.paid_with && m_kept.find(*shown.paid_with)) {
+      // Its record became known as this text, still kept, and nothing
+      // since changes a known record: the checks below would pass it over
+      // too, after one more lookup of its path.
+      continue;
+    }
+    const SeenRecord* record = m_tracker.find(shown.file);
+    if (record == nullptr || record->extent != ReadExtent::whole
+        || (record->hash_state == HashState::known && m_kept.find(record->hash))) {
+      continue; // nothing to keep, or kept already (a file read again)
+    }
+    // A write's text came decoded from the reader, with its hash, and what
+    // its decoder saw of it not at hand (its traits would be scanned); a
+    // read's, decoded as its answer was skimmed, with what the decoder saw.
+    auto decoded = shown.decoded
+                     ? std::optional<DecodedText>(DecodedText{
+                         std::move(shown.owned), shown.facts.value_or(DecodedFacts{true, true})})
+                     : decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
+    if (!decoded || decoded->text.size() > m_kept.budget().file_bytes) {
+      continue;
+    }
+    const ContentHash hash = shown.hash ? *shown.hash : m_disk.hash_of(decoded->text.view());
+    if (record->hash_state == HashState::lost && shown.read) {
+      // The file changed before its hash was taken, but the text is what
+      // the agent saw, byte for byte where it was valid UTF-8 (elsewhere
+      // U+FFFD, which no later content matches by chance).
+      m_tracker.recover_seen(shown.file, hash, content_traits(*decoded));
+    }
+    // Kept only if it is exactly the content the record says the agent
+    // saw whole: what the answer showed or the agent wrote, and the disk held.
+    if (record->hash_state == HashState::known && hash == record->hash) {
+      keep_text(hash, std::move(decoded->text));
+    }
+  }
+  m_shown_texts.clear();
+}
+
+std::optional<ContentHash> Guard::settle_from_answer(ShownText& shown)
+{
+  if (!shown.owed_size || static_cast<std::uint64_t>(*shown.owed_size) > shown.raw().size()) {
+    // Its read left no hash owed, or a text too short to be the file: not
+    // worth decoding. (settle_from_text checks that the record is still
+    // this read's and still owes.)
+    return std::nullopt;
+  }
+  // Decoded as the answer was skimmed, or now; a text decoded then goes
+  // back to `shown` if it does not pay, for settle_reads() to look at.
+  const bool decoded_already = shown.facts.has_value();
+  std::optional<DecodedText> decoded =
+    decoded_already ? std::optional(DecodedText{std::move(shown.owned), *shown.facts})
+                    : decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
+  const auto unpaid = [&] {
+    if (decoded_already) {
+      shown.owned = std::move(decoded->text);
+    }
+    return std::nullopt;
+  };
+  if (!decoded || holds_replacement_character(*decoded)) {
+    // The server may have put U+FFFD for bytes that are not UTF-8: hash the file.
+    return decoded ? unpaid() : std::nullopt;
+  }
+  // The traits come from what the decoder saw (no scan) for ASCII text.
+  const ContentDigest digest{m_disk.hash_of(decoded->text.view()), content_traits(*decoded)};
+  if (!m_tracker.settle_from_text(shown.file, shown.shown_at, digest,
+                                  static_cast<std::int64_t>(decoded->text.size()))) {
+    return unpaid();
+  }
+  keep_text(digest.hash, std::move(decoded->text));
+  return digest.hash;
+}
+
+void Guard::keep_text(const ContentHash& hash, TextBytes text)
+{
+  m_kept.keep(hash, std::move(text));
+}
+
+void Guard::remember_shown(ShownKnowledge shown)
+{
+  std::erase_if(m_shown_knowledge,
+                [&](const ShownKnowledge& earlier) { return earlier.file == shown.file; });
+  m_shown_knowledge.push_back(std::move(shown));
+  if (m_shown_knowledge.size() > k_shown_knowledge_kept) {
+    m_shown_knowledge.pop_front();
+  }
+}
+
+void Guard::take_in_shown(Clock::time_point now)
+{
+  while (!m_shown_knowledge.empty() && now - m_shown_knowledge.front().shown >= k_take_in_time) {
+    const ShownKnowledge shown = std::move(m_shown_knowledge.front());
+    m_shown_knowledge.pop_front();
+    if (!shown.version) {
+      m_tracker.make_known(shown.file, shown.hash, ++m_moment, shown.over);
+      continue;
+    }
+    const SeenRecord* record = m_tracker.find(shown.file);
+    if (record != nullptr && record->hash_state == HashState::known && record->hash == shown.hash
+        && record->known_since == shown.known_since) {
+      m_tracker.record_shown(shown.file, *shown.version, ++m_moment, shown.over);
+    }
+  }
+}
+
+const ToolMap& Guard::tools() const
+{
+  return m_settings.tools ? *m_settings.tools : m_paths.tools();
+}
+
+std::optional<GuardedCall> Guard::guarded(const nlohmann::json& request) const
+{
+  const auto& params = member(request, "params");
+  const auto& name = member(params, "name");
+  if (!name.is_string()) {
+    return std::nullopt;
+  }
+  return describe_call(tools(), name.get_ref<const std::string&>(), member(params, "arguments"));
+}
+
+void Guard::answer_error(const nlohmann::json& id, RpcError code, std::string_view message,
+                         Outbox& out)
+{
+  out.to_client.push_back(
+    error_response(id.is_string() || id.is_number() ? id : nlohmann::json(), code, message));
+}
+
+void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
+                              ContentArgument content, Outbox& out, Clock::time_point now)
+{
+  const RequestMembers members = request_members(request);
+  const auto& id = *members.id;
+  const std::string key = id_key(id);
+  const std::string_view method = members.method->is_string()
+                                    ? std::string_view(members.method->get_ref<const std::string&>())
+                                    : std::string_view();
+  if (const auto problem = request_the_server_drops(members); !problem.empty()) {
+    answer_error(id, RpcError::invalid_request,
+                 "fsguard: invalid request, which the server would drop without an answer: "
+                   + problem,
+                 out);
+    return;
+  }
+  if (id.is_string() && id.get_ref<const std::string&>().starts_with(k_own_id_prefix)) {
+    answer_error(id, RpcError::invalid_request,
+                 "fsguard: request ids starting with \"fsguard/\" are reserved for fsguard's own "
+                 "requests; use another id",
+                 out);
+    return;
+  }
+  if (method == "initialize" && m_ledger.initialize_seen()) {
+    answer_error(id, RpcError::invalid_request,
+                 "fsguard: initialize was already sent in this session; a session is "
+                 "initialized once",
+                 out);
+    return;
+  }
+  PendingRequest entry;
+  entry.from = Peer::client;
+  entry.id = id;
+  entry.method = std::string(method);
+  std::optional<GuardedCall> what; // described once, for its first attempt too
+  const std::string* guarded_name = nullptr;
+  const std::optional<ClientFacts> facts = client_facts(request); // the 2026 era's envelope
+  const nlohmann::json* arguments = &null_value();
+  if (method == "initialize") {
+    entry.expect = Expectation::initialize;
+  } else if (method == "server/discover") {
+    entry.expect = Expectation::discover;
+  } else if (method == "tools/call") {
+    const auto [name, call_arguments] = tool_call_members(members.params);
+    const auto* tool = name->get_ptr<const std::string*>(); // not a string: the server refuses it
+    arguments = call_arguments;
+    if (tool == nullptr) {
+      // relayed undescribed
+    } else if (!m_paths.knows_server() && !m_ledger.initialize_seen() && !facts) {
+      // Neither initialize nor the 2026 era's envelope, whose requests need
+      // none (they wait below for the server/discover fsguard then asks).
+      answer_error(id, RpcError::invalid_request,
+                   "fsguard: " + *tool + " was called before initialize. fsguard learns from the "
+                   "server's initialize result which server it guards and how that server reads "
+                   "a call's paths, so it checks no call before; the call was not sent. Send "
+                   "initialize first.",
+                   out);
+      return;
+    } else if (!m_paths.knows_server()) {
+      // Which tools fsguard guards, and how, is known once the server is:
+      // every call waits for it (try_run), to be described then.
+      guarded_name = tool;
+      entry.expect = Expectation::guarded_call;
+    } else if (reads_client_listing(*tool)) {
+      entry.expect = Expectation::client_listing;
+      entry.listing_sequence = m_paths.client_listing_sequence();
+    } else if (const auto* spec = guarded_tool(*tool)) {
+      what = describe_call(spec->second, spec->first, *arguments);
+      guarded_name = &spec->first;
+      entry.expect = Expectation::guarded_call;
+    }
+  }
+  const Expectation expect = entry.expect;
+  PendingRequest* const opened = m_ledger.open(key, std::move(entry));
+  if (opened == nullptr) {
+    answer_error(id, RpcError::invalid_request,
+                 "fsguard: request id " + key
+                   + " is still pending; the MCP specification forbids reusing an id within a "
+                     "session; use a new id",
+                 out);
+    return;
+  }
+  const bool opens_session = learn_client(facts, method);
+  if (expect != Expectation::guarded_call) {
+    out.to_upstream.push_back(std::move(line));
+  } else {
+    run_new_call(line, id, key, *guarded_name, *arguments, std::move(what), std::move(content),
+                 *opened, out, now);
+  }
+  if (opens_session) {
+    ask_server(out); // after the client's request, which the server sees first
+  }
+}
+
+bool Guard::learn_client(const std::optional<ClientFacts>& facts, std::string_view method)
+{
+  if (!facts && m_era.known() && method != "initialize") {
+    return false; // a 2025-era request, in a session whose era is known: nothing new
+  }
+  const bool opens_session = m_era.on_client_request(facts, method);
+  m_client_name = m_era.client_name();
+  // A 2026-era session has no requests from the server to the client: its
+  // question to the person goes another way, which fsguard does not take yet.
+  m_client_elicits = m_era.era() == Era::handshake && m_era.declares_elicitation();
+  m_paths.set_own_envelope(m_era.own_envelope());
+  return opens_session;
+}
+
+void Guard::ask_server(Outbox& out)
+{
+  PendingRequest request;
+  request.from = Peer::fsguard;
+  request.id = std::string(k_own_id_prefix) + "discover";
+  request.method = "server/discover";
+  request.expect = Expectation::discover;
+  const nlohmann::json message = {{"jsonrpc", "2.0"},
+                                  {"id", request.id},
+                                  {"method", request.method},
+                                  {"params", nlohmann::json::object()}};
+  if (m_ledger.open(id_key(request.id), std::move(request)) != nullptr) { // asked once a session
+    out.to_upstream.push_back(own_request_line(message, m_era.own_envelope()));
+  }
+}
+
+void Guard::run_new_call(OutgoingLine& line, const nlohmann::json& id, const std::string& key,
+                         const std::string& tool, const nlohmann::json& arguments,
+                         std::optional<GuardedCall>&& what, ContentArgument content,
+                         PendingRequest& entry, Outbox& out, Clock::time_point now)
+{
+  take_in_shown(now); // what fsguard showed long enough ago comes before this call
+  const std::uint64_t sent_at = ++m_moment;
+  std::vector<const CallInFlight*> held_before; // a new call waits behind every held one
+  for (const auto& held : m_held) {
+    if (held.described) {
+      held_before.push_back(&*held.described);
+    }
+  }
+  Attempt attempt =
+    try_run(line, id, std::move(what), content, key, entry, sent_at, held_before, out, now);
+  if (attempt.outcome != Outcome::ran) {
+    // Held: its line outlives the reader's buffer, so it is copied if lent.
+    m_held.push_back(Held{std::move(line).take(), id, tool, arguments, std::move(content), key,
+                          sent_at, attempt.outcome == Outcome::waiting_for_directories,
+                          attempt.outcome == Outcome::waiting_for_session,
+                          std::move(attempt.call), now});
+  }
+}
+
+std::optional<Guard::PlainCall> Guard::scan_plain_call(std::string_view text,
+                                                       PlainCallArguments& arguments) const
+{
+  // What the guard does with a call of each tool, as on_client_request()
+  // would decide it; the guarded tool's entry kept for take_plain_call().
+  class Filter final : public PlainCallFilter {
+  public:
+    explicit Filter(const Guard& guard) : m_guard(guard) {}
+
+    PlainCallUse use_of(std::string_view name) override
+    {
+      if (!m_guard.m_paths.knows_server() || m_guard.reads_client_listing(name)) {
+        return PlainCallUse::none; // before the server is known, every call waits for it
+      }
+      m_tool = m_guard.guarded_tool(name);
+      return m_tool == nullptr ? PlainCallUse::relay : PlainCallUse::guard;
+    }
+
+    const ToolMap::value_type* tool() const { return m_tool; }
+
+  private:
+    const Guard& m_guard;
+    const ToolMap::value_type* m_tool = nullptr;
+  };
+  Filter filter(*this);
+  const auto scanned = scan_plain_tool_call(text, filter, &arguments);
+  if (!scanned) {
+    return std::nullopt;
+  }
+  return PlainCall{*scanned, filter.tool()};
+}
+
+bool Guard::take_plain_call(OutgoingLine& line, const PlainCall& call,
+                            PlainCallArguments& arguments, Outbox& out, Clock::time_point now)
+{
+  // As on_client_request() takes the line parsed, which the scan's shape
+  // leaves nothing to refuse of but a reused id.
+  const std::string key = id_key_of_raw(call.scanned.raw_id);
+  PendingRequest entry;
+  entry.from = Peer::client;
+  entry.id = plain_id(call.scanned.raw_id);
+  entry.method = "tools/call";
+  entry.expect = call.tool != nullptr ? Expectation::guarded_call : Expectation::relay;
+  PendingRequest* const opened = m_ledger.open(key, std::move(entry));
+  if (opened == nullptr) {
+    return false; // a reused id: on_client_request() answers it
+  }
+  const bool opens_session = learn_client(
+    call.scanned.envelope.empty()
+      ? std::nullopt
+      : envelope_facts(nlohmann::json::parse(call.scanned.envelope, nullptr, false)),
+    "tools/call");
+  if (call.tool == nullptr) {
+    out.to_upstream.push_back(std::move(line));
+  } else {
+    const nlohmann::json id = opened->id; // the entry may close while the call runs
+    std::optional<GuardedCall> what(
+      describe_call(call.tool->second, call.tool->first, arguments.tree));
+    run_new_call(line, id, key, call.tool->first, arguments.tree, std::move(what),
+                 std::move(arguments.content), *opened, out, now);
+  }
+  if (opens_session) {
+    ask_server(out); // after the client's request, which the server sees first
+  }
+  return true;
+}
+
+const ToolMap::value_type* Guard::guarded_tool(std::string_view name) const
+{
+  const ToolMap& map = tools();
+  const auto spec = map.find(name);
+  if (spec == map.end()) {
+    return nullptr; // a tool fsguard does not know
+  }
+  if (m_settings.confine_to.empty() && only_confined(spec->second)) {
+    return nullptr; // no rule looks at its paths: relayed undescribed (as try_run would)
+  }
+  return &*spec;
+}
+
+bool Guard::reads_client_listing(std::string_view name) const
+{
+  // A tools map that names the tool says what its calls are instead.
+  return name == "list_allowed_directories" && m_paths.reads_roots() && !tools().contains(name);
+}
+
+std::unique_ptr<CallInFlight> Guard::describe(const nlohmann::json& id, GuardedCall&& what,
+                                              const std::optional<ContentHash>& content_hash) const
+{
+  auto described = std::make_unique<CallInFlight>();
+  CallInFlight& call = *described;
+  call.id = id;
+  call.files.reserve(what.paths.size());
+  const auto unresolved = [&](PathError problem) {
+    call.problems.resize(what.paths.size()); // one a file, once any is unresolved
+    call.problems[call.files.size()] = std::move(problem);
+    call.files.emplace_back();
+  };
+  for (const auto& argument : what.paths) {
+    if (!argument.raw) {
+      unresolved(PathError{"the path argument is missing or not a string"});
+      continue;
+    }
+    auto resolved = resolve_path(m_disk, *argument.raw, m_paths.context());
+    if (resolved) {
+      call.files.emplace_back(std::move(resolved).value());
+    } else {
+      unresolved(std::move(resolved).error());
+    }
+  }
+  if (what.role == ToolRole::write && what.content_is_file && !what.content_converted) {
+    call.expected = content_hash;
+  }
+  call.what = std::move(what);
+  return described;
+}
+
+Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
+                              std::optional<GuardedCall>&& what, ContentArgument& content,
+                              const std::string& key, PendingRequest& entry, std::uint64_t sent_at,
+                              const std::vector<const CallInFlight*>& held_before, Outbox& out,
+                              Clock::time_point now)
+{
+  if (!m_paths.knows_server()) {
+    return {Outcome::waiting_for_session, {}}; // which tools are guarded, and how, is unknown
+  }
+  if (!what) {
+    entry.expect = Expectation::relay; // the map changed: no longer a file tool
+    out.to_upstream.push_back(std::move(line));
+    return {Outcome::ran, {}};
+  }
+  if (what->role == ToolRole::other && m_settings.confine_to.empty()) {
+    // No rule looks at its paths: forwarded unresolved (it would be
+    // forwarded however they resolved).
+    entry.expect = Expectation::relay;
+    out.to_upstream.push_back(std::move(line));
+    return {Outcome::ran, {}};
+  }
+  if (!knows_session()) {
+    // Described and decided once fsguard knows the server's directories:
+    // before, a change below one it cannot see would be taken for a new
+    // file, and a path resolved against directories still unknown.
+    return {Outcome::waiting_for_session, {}};
+  }
+  std::unique_ptr<CallInFlight> described = describe(id, std::move(*what), content.hash);
+  CallInFlight& call = *described;
+  call.sent_at = sent_at;
+  if (awaits_directories(call)) {
+    // The server's allowed directories are in doubt: ask it, and hold the
+    // call rather than refuse a path that will resolve in a moment. (A
+    // probe's answer asks again if they still are.)
+    if (!m_paths.listing_in_flight() && !m_paths.probing()) {
+      m_paths.ask_for_listing(out);
+    }
+    return {Outcome::waiting_for_directories, {}};
+  }
+  if (auto veto = confinement_veto(call)) {
+    refuse(call, key, *veto, out); // confinement holds in every mode
+    audit(call, "veto", veto, 0, out);
+    return {Outcome::ran, {}};
+  }
+  if (call.what.role == ToolRole::other) {
+    entry.expect = Expectation::relay;
+    out.to_upstream.push_back(std::move(line));
+    return {Outcome::ran, {}};
+  }
+  if (blocked(call, held_before)) {
+    if (m_settings.log_level >= LogLevel::debug) {
+      out.say(LogLevel::debug,
+              "holding " + call.what.tool + " " + key + " until an earlier call on its file ends");
+    }
+    return {Outcome::held, std::move(call)};
+  }
+  if (awaits_upstream(call, out, now)) {
+    return {Outcome::held, std::move(call)}; // later calls on its files wait behind it
+  }
+  if (awaits_identity(call, out, now)) {
+    return {Outcome::held, std::move(call)}; // the server's report of its files first
+  }
+  if (auto veto = identity_veto(call)) {
+    refuse(call, key, *veto, out);
+    audit(call, "veto", veto, 0, out);
+    return {Outcome::ran, {}};
+  }
+  if (call.expected && content.text) {
+    // start() keeps it or not.
+    call.written =
+      WrittenContent{.bytes = std::move(*content.text), .raw = false, .hash = content.hash,
+                     .traits = content.traits};
+    content.text.reset();
+  }
+  start(std::move(line), std::move(described), key, entry, out, now);
+  if (m_view) {
+    m_view->forget_all(); // what the upstream said held for this decision only
+  }
+  return {Outcome::ran, {}};
+}
+
+std::vector<std::size_t> Guard::verified_files(const CallInFlight& call) const
+{
+  std::vector<std::size_t> verified;
+  // A partial read goes upstream only once fsguard's whole read of its
+  // file is answered: the server serves requests concurrently, so a read
+  // sent with it could find the file after the part (see PartialCheck).
+  const bool partial_read = call.what.role == ToolRole::read
+                            && call.what.extent == ReadExtent::partial
+                            && call.what.view == ReadView::utf8_text
+                            && call.what.whole_if_status.empty() && verify_tool(tools());
+  if (!m_view || (!changes_files(call.what.role) && !partial_read)) {
+    return verified;
+  }
+  for (std::size_t index = 0; index < call.files.size(); ++index) {
+    // A move loses nothing of its source: only an existing destination.
+    if (call.files[index] && call.what.paths[index].raw
+        && (call.what.role != ToolRole::move || index == 1)) {
+      verified.push_back(index);
+    }
+  }
+  return verified;
+}
+
+bool Guard::awaits_upstream(const CallInFlight& call, Outbox& out, Clock::time_point now)
+{
+  bool waits = false;
+  for (const std::size_t index : verified_files(call)) {
+    const std::string& file = *call.files[index];
+    if (m_view->knows(file)) {
+      continue;
+    }
+    waits = true;
+    if (m_view->asking(file)) {
+      continue;
+    }
+    if (!verify_tool(tools())) {
+      m_view->learn(file, UpstreamRead{UpstreamRead::Outcome::failed, {},
+                                       "with \"verify\": \"upstream\" fsguard reads the file "
+                                       "through the server before a change, and the server's "
+                                       "profile has no tool that reads a whole file as text; "
+                                       "set \"verify\": \"local\" (with path_map if the server "
+                                       "runs elsewhere)"});
+      waits = false;
+      continue;
+    }
+    m_view->asked(file, ask_upstream(*call.what.paths[index].raw, out), now);
+  }
+  return waits;
+}
+
+std::string Guard::ask_upstream(const std::string& raw, Outbox& out)
+{
+  const VerifyTool tool = verify_tool(tools()).value(); // callers check that there is one
+  PendingRequest request;
+  request.from = Peer::fsguard;
+  request.id = std::string(k_own_id_prefix) + "verify/" + std::to_string(++m_next_verify);
+  request.method = "tools/call";
+  request.expect = Expectation::own_verify;
+  const std::string key = id_key(request.id);
+  out.to_upstream.push_back(
+    verify_request(request.id.get<std::string>(), tool, raw, m_era.own_envelope()));
+  m_ledger.open(key, std::move(request)); // the number never repeats
+  return key;
+}
+
+void Guard::on_verify_answer(const std::string& key, const UpstreamRead& read, Outbox& out,
+                             Clock::time_point now)
+{
+  if (auto found = m_partial_reads.extract(key)) {
+    const std::uint64_t number = found.mapped();
+    const auto check = m_partial_checks.find(number);
+    if (check != m_partial_checks.end()) {
+      check->second.after = read;
+      finish_partial_check(number, out);
+      release_held(out, now);
+    }
+    return;
+  }
+  if (m_view->answered(key, read)) {
+    release_held(out, now);
+    m_view->forget_all();
+  }
+}
+
+void Guard::finish_partial_check(std::uint64_t number, Outbox& out)
+{
+  const PartialCheck& check = m_partial_checks.at(number);
+  if (!check.before || !check.after || !check.shown) {
+    return;
+  }
+  // Lines compared without "\r": a tail turns CRLF into LF.
+  std::string whole = check.after->text;
+  std::string part = *check.shown;
+  std::erase(whole, '\r');
+  std::erase(part, '\r');
+  if (check.before->outcome == UpstreamRead::Outcome::text
+      && check.after->outcome == UpstreamRead::Outcome::text
+      && check.before->text == check.after->text && whole.find(part) != std::string::npos) {
+    m_tracker.record_known(check.file, shown_text_digest(check.after->text),
+                           static_cast<std::int64_t>(check.after->text.size()),
+                           ReadExtent::partial, check.view, check.reason, check.shown_at);
+  } else if (m_settings.log_level >= LogLevel::debug) {
+    out.say(LogLevel::debug, "fsguard could not confirm what a partial read of "
+                               + server_spelling(check.file)
+                               + " was cut from (the file changed around it, or fsguard's whole "
+                                 "read of it failed), so that read licenses no change: the "
+                                 "agent must read it again first");
+  }
+  drop_partial_check(number);
+}
+
+void Guard::drop_partial_check(std::uint64_t number)
+{
+  const auto check = m_partial_checks.find(number);
+  if (check == m_partial_checks.end()) {
+    return;
+  }
+  if (check->second.holds_file) {
+    mark_file_busy(check->second.file, -1);
+    --m_partial_holds;
+  }
+  m_partial_reads.erase(check->second.after_key); // a late answer is ignored
+  m_partial_checks.erase(check);
+}
+
+void Guard::mark_file_busy(const std::string& file, int delta, ToolRole role)
+{
+  // A call done with its file finds its entry (among the few busy files,
+  // without hashing its path); an idle file has none to take it off.
+  const auto entry = delta > 0 ? busy_entry(file) : m_busy.find(file);
+  if (entry == m_busy.end()) {
+    return;
+  }
+  Busy& busy = entry->second;
+  busy.calls += delta;
+  busy.moves += role == ToolRole::move ? delta : 0;
+  busy.changes += changes_files(role) ? delta : 0;
+  if (busy.calls <= 0) {
+    if (m_spare_busy.empty()) {
+      m_spare_busy = m_busy.extract(entry); // for the next file to become busy
+    } else {
+      m_busy.erase(entry);
+    }
+  }
+}
+
+Guard::BusyMap::iterator Guard::busy_entry(const std::string& file)
+{
+  if (m_spare_busy.empty()) {
+    return m_busy.try_emplace(file).first; // one lookup for both, not two
+  }
+  // Most calls find their file idle: the node the last idle file left, and
+  // its path's room, take it in without an allocation.
+  m_spare_busy.key() = file;
+  m_spare_busy.mapped() = Busy{};
+  auto inserted = m_busy.insert(std::move(m_spare_busy));
+  if (!inserted.inserted) {
+    m_spare_busy = std::move(inserted.node); // busy already: the node stays spare
+  }
+  return inserted.position;
+}
+
+bool Guard::awaits_directories(const CallInFlight& call) const
+{
+  if (m_paths.context().rules != PathRules::server_filesystem
+      || m_listings_for_waiting >= k_max_listings_for_waiting) {
+    return false;
+  }
+  if (changes_files(call.what.role) && m_paths.probing()) {
+    return true; // whether fsguard sees the directories is being asked
+  }
+  return std::any_of(call.problems.begin(), call.problems.end(),
+                     [](const PathError& problem) { return problem.directories_in_doubt; });
+}
+
+std::optional<Veto> Guard::confinement_veto(const CallInFlight& call) const
+{
+  if (m_settings.confine_to.empty()) {
+    return std::nullopt;
+  }
+  for (std::size_t index = 0; index < call.files.size(); ++index) {
+    std::optional<std::string> where = call.files[index];
+    const auto& raw = call.what.paths[index].raw;
+    if (!where && raw && !raw->empty() && raw->front() == '/') {
+      // A padded absolute path: the server writes it as spelled.
+      if (auto literal = canonical_path(m_disk, *raw)) {
+        where = std::move(literal).value();
+      }
+    }
+    const bool inside = where && std::any_of(m_settings.confine_to.begin(),
+                                             m_settings.confine_to.end(),
+                                             [&](const std::string& directory) {
+                                               return is_within(*where, directory);
+                                             });
+    if (!inside) {
+      Veto veto;
+      veto.code = VetoCode::outside_confinement;
+      veto.path = where.value_or(raw.value_or(""));
+      veto.reason = joined(m_settings.confine_to, ", ");
+      return veto;
+    }
+  }
+  return std::nullopt;
+}
+
+bool Guard::blocked(const CallInFlight& call,
+                    const std::vector<const CallInFlight*>& held_before) const
+{
+  const ToolRole role = call.what.role;
+  for (const auto& file : call.files) {
+    if (!file) {
+      continue;
+    }
+    if (role != ToolRole::move && m_moves_in_flight == 0) {
+      const auto busy = m_busy.find(*file);
+      if (busy != m_busy.end() && changes_files(role)) {
+        return true;
+      }
+      // With verify: upstream a read's text is its record: one that the
+      // server might take before a change in flight, and answer after it,
+      // would replace the record of that change with older text.
+      if (busy != m_busy.end() && m_view && busy->second.changes > 0) {
+        return true;
+      }
+    } else {
+      for (const auto& [path, busy] : m_busy) {
+        const ToolRole other = busy.moves > 0 ? ToolRole::move : ToolRole::edit;
+        if (must_wait(*file, role, path, other)) {
+          return true;
+        }
+      }
+    }
+    for (const CallInFlight* earlier : held_before) {
+      for (const auto& other : earlier->files) {
+        if (other && must_wait(*file, role, *other, earlier->what.role)) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+std::optional<std::string> Guard::content_seen(const std::string& file)
+{
+  const SeenRecord* record = m_tracker.find(file);
+  if (record == nullptr || record->hash_state != HashState::known) {
+    return std::nullopt;
+  }
+  auto bytes = m_disk.read(file);
+  if (!bytes || m_disk.hash_of(*bytes) != record->hash) {
+    return std::nullopt; // it moved on since the check: nothing to vouch for
+  }
+  return std::move(bytes).value();
+}
+
+bool Guard::server_refuses(const std::string& file) const
+{
+  const PathContext& context = m_paths.context();
+  if (context.rules != PathRules::server_filesystem || context.allowed_sets.empty()) {
+    return false;
+  }
+  // The allowed directories are the server's: `file` as the server spells it.
+  std::string mapped;
+  const std::string_view spelled =
+    context.map.empty() ? std::string_view(file) : std::string_view(mapped = server_spelling(file));
+  return std::none_of(context.allowed_sets.begin(), context.allowed_sets.end(),
+                      [&](const DirectorySet& set) {
+                        return std::any_of(set.begin(), set.end(), [&](const std::string& dir) {
+                          return is_within(spelled, dir);
+                        });
+                      });
+}
+
+void Guard::start(OutgoingLine line, std::unique_ptr<CallInFlight> owned, const std::string& key,
+                  PendingRequest& entry, Outbox& out, Clock::time_point now)
+{
+  CallInFlight& call = *owned;
+  if (changes_files(call.what.role)) {
+    settle_reads(); // no change goes upstream while a read's hash or a change's record is owed
+    const auto began_ns = m_disk.now_ns();
+    Verdict verdict = decide_change(call, line);
+    const auto latency_us = microseconds_between(began_ns, m_disk.now_ns());
+    const auto& veto = verdict.veto;
+    if (veto && m_settings.mode == Mode::enforce) {
+      if (asks_person(*veto)) {
+        audit(call, "ask", veto, latency_us, out);
+        ask_person(std::move(line), std::move(call), key, std::move(verdict), out, now);
+        return;
+      }
+      veto_change(call, key, verdict, latency_us, out, now);
+      return;
+    }
+    if (veto && m_settings.mode == Mode::warn) {
+      out.say(LogLevel::warn, "would refuse (warn mode lets it through): "
+                                + veto_text(call.what.tool, *veto, tool_names(tools())));
+    }
+    if (call.carried) {
+      const bool rebase = call.carried->how == CarriedOver::How::rebase;
+      audit(call, rebase ? "rebase" : "merge", verdict.carried_over, latency_us, out);
+      if (m_settings.log_level >= LogLevel::info) {
+        out.say(LogLevel::info, std::string(rebase ? "rebased " : "merged ") + call.what.tool
+                                  + " onto a change made " + verdict.carried_over->cause + ": "
+                                  + verdict.carried_over->path);
+      }
+    } else {
+      audit(call, veto ? (m_settings.mode == Mode::warn ? "warn" : "off") : "allow", veto,
+            latency_us, out);
+    }
+    if (call.what.role == ToolRole::write && call.expected && !call.carried
+        && (m_kept.budget().total_bytes > 0 || m_view)) {
+      // What the agent writes, it knows whole: kept once the write is done
+      // (when only its raw JSON string is at hand, decoded only then, by
+      // settle_reads()). With verify: upstream its text is the record,
+      // whatever its size.
+      if (call.written) { // as the reader decoded it
+        if (!m_view && call.written->bytes.size() > m_kept.budget().file_bytes) {
+          call.written.reset();
+        }
+      } else if (const auto raw = skim_content_argument(line.text());
+                 raw && (m_view || raw->size() <= max_raw_json_string(m_kept.budget().file_bytes))) {
+        call.written = WrittenContent{TextBytes::copy_of(*raw)};
+      }
+    } else {
+      call.written.reset(); // not what goes to the file, or nothing to keep it for
+    }
+  } else {
+    call.read_starts.reserve(call.files.size());
+    for (auto& file : call.files) {
+      if (file && server_refuses(*file)) {
+        file.reset(); // the server will refuse it: fsguard reads nothing of it
+      }
+      call.read_starts.push_back(file ? m_tracker.begin_read(*file) : ReadStart{});
+    }
+    if (m_view && call.what.extent == ReadExtent::partial && verify_tool(tools())) {
+      // Each file's whole text, which fsguard read through the upstream
+      // before this read goes there (awaits_upstream held it until then).
+      call.partial_checks.assign(call.files.size(), 0);
+      for (std::size_t index = 0; index < call.files.size(); ++index) {
+        const UpstreamRead* before = call.files[index] ? m_view->known(*call.files[index]) : nullptr;
+        if (before == nullptr || !call.what.paths[index].raw) {
+          continue; // nothing read before it: the part licenses nothing
+        }
+        const std::uint64_t number = ++m_next_partial_check;
+        PartialCheck check;
+        check.file = *call.files[index];
+        check.raw = *call.what.paths[index].raw;
+        check.before = *before;
+        check.asked = now;
+        m_partial_checks.emplace(number, std::move(check));
+        call.partial_checks[index] = number;
+      }
+    }
+  }
+  forward(std::move(line), std::move(owned), entry, out, now);
+}
+
+void Guard::forward(OutgoingLine line, std::unique_ptr<CallInFlight> owned, PendingRequest& entry,
+                    Outbox& out, Clock::time_point now)
+{
+  const CallInFlight& call = *owned;
+  if (m_view && changes_files(call.what.role)) {
+    // A read fsguard asked earlier of a file this change touches (for a
+    // call since given up on) tells of the file before it: nobody may rely
+    // on its answer.
+    for (const auto& file : call.files) {
+      if (file) {
+        m_view->drop_asks_at(*file);
+      }
+    }
+  }
+  owned->started = now;
+  mark_busy(call, +1);
+  entry.call = std::move(owned);
+  out.to_upstream.push_back(std::move(line));
+}
+
+void Guard::veto_change(const CallInFlight& call, const std::string& key, Verdict& verdict,
+                        std::int64_t latency_us, Outbox& out, Clock::time_point now)
+{
+  Veto& veto = *verdict.veto;
+  if (m_settings.override_mode == Override::ask && !m_client_elicits
+      && veto.override_outcome.empty() && may_override(veto.code)) {
+    veto.person_unreachable = true;
+  }
+  const SeenRecord* record = verdict.shown ? m_tracker.find(verdict.shown->file) : nullptr;
+  if (verdict.shown
+      && (record == nullptr || record->hash_state != HashState::known
+          || veto.seen_hash != record->hash)) {
+    // Refused after the person was asked, and meanwhile the agent read the
+    // file again (it may be gone since): the diff is over a version that
+    // is no longer the agent's record, so it shows nothing whole.
+    veto.counts_as_read = false;
+    verdict.shown.reset();
+  }
+  refuse(call, key, veto, out);
+  audit(call, "veto", veto, latency_us, out);
+  if (verdict.shown) {
+    // The agent will have seen every line of this version: what it read
+    // whole, and the complete diff. Calls that come once it could take
+    // the diff in may rely on it; until then the record stays.
+    remember_shown(ShownKnowledge{verdict.shown->file, now, verdict.shown->fingerprint,
+                                  record->hash, record->known_since, record->hash});
+    keep_text(verdict.shown->fingerprint.hash, TextBytes::copy_of(verdict.shown->text));
+  }
+}
+
+bool Guard::asks_person(const Veto& veto) const
+{
+  // With verify: upstream fsguard could not tell, when the person allows it,
+  // that the file still holds what they were shown: the veto stands.
+  return m_settings.override_mode == Override::ask && m_client_elicits && !m_view
+         && may_override(veto.code);
+}
+
+void Guard::ask_person(OutgoingLine line, CallInFlight call, const std::string& key,
+                       Verdict verdict, Outbox& out, Clock::time_point now)
+{
+  const std::string id = std::string(k_own_id_prefix) + "override/" + std::to_string(++m_next_question);
+  PendingRequest question;
+  question.from = Peer::fsguard;
+  question.id = id;
+  question.method = "elicitation/create";
+  question.expect = Expectation::override_answer;
+  const std::string question_key = id_key(question.id);
+  Veto shown_veto = *verdict.veto;
+  shown_veto.path = server_spelling(shown_veto.path);
+  if (!m_ledger.open_toward_client(question_key, std::move(question))) {
+    veto_change(call, key, verdict, 0, out, now); // cannot happen: the number never repeats
+    return;
+  }
+  // The person allows the write over the very bytes the question was made
+  // from: a change landing after them is one they were not shown.
+  PendingOverride pending;
+  const std::string& file = verdict.veto->path;
+  std::optional<FilePreview> preview;
+  if (verdict.veto->code == VetoCode::changed && verdict.veto->current_hash) {
+    pending.shown = verdict.veto->current_hash; // the diff's "on disk now", or the veto's
+  } else if (verdict.veto->code == VetoCode::not_read) {
+    // What would be overwritten: its size and first lines.
+    const auto stat = m_disk.stat(file);
+    if (stat && stat->size <= k_preview_source_bytes) {
+      if (const auto bytes = m_disk.read(file)) {
+        preview = preview_of(*bytes);
+        pending.shown = m_disk.hash_of(*bytes);
+      }
+    }
+  }
+  if (!pending.shown) {
+    if (auto fingerprint = m_disk.fingerprint(file)) {
+      pending.shown = fingerprint->hash;
+      if (verdict.veto->code == VetoCode::not_read) {
+        preview.emplace(); // its size only
+        preview->size = fingerprint->stat.size;
+      }
+    }
+  }
+  out.to_client.push_back(
+    override_request(id, call.what.tool, shown_veto, preview ? &*preview : nullptr));
+  mark_busy(call, +1); // the calls after it on its file wait for the answer
+  pending.line = std::move(line).take();
+  pending.call = std::move(call);
+  pending.key = key;
+  pending.verdict = std::move(verdict);
+  pending.asked = now;
+  pending.deadline = now + m_settings.override_timeout;
+  pending.question_id = id;
+  m_overrides.emplace(question_key, std::move(pending));
+}
+
+void Guard::settle_override(const std::string& key, const nlohmann::json* answer,
+                            std::string_view no_answer, Outbox& out, Clock::time_point now)
+{
+  const auto found = m_overrides.find(key);
+  if (found == m_overrides.end()) {
+    return;
+  }
+  PendingOverride pending = std::move(found->second);
+  m_overrides.erase(found);
+  mark_busy(pending.call, -1);
+  if (m_ledger.find(Peer::upstream, pending.key) == nullptr) {
+    release_held(out, now); // the call was answered already: nothing to forward or refuse
+    return;
+  }
+  const OverrideReply reply = answer ? read_override_answer(*answer) : OverrideReply{};
+  std::string outcome;
+  if (answer == nullptr) {
+    outcome = unanswered_outcome(no_answer);
+  } else if (!person_allowed(reply, now - pending.asked)) {
+    outcome = refused_reply_outcome(reply, now - pending.asked);
+  } else {
+    // Allowed for the content the person was shown: if the file moved on
+    // meanwhile, that is a change nobody has seen.
+    std::optional<ContentHash> now_holds;
+    if (auto fingerprint = m_disk.fingerprint(pending.verdict.veto->path)) {
+      now_holds = fingerprint->hash;
+    }
+    // The roots may have changed while the person decided: the path must
+    // still name the file they were asked about.
+    const auto request = nlohmann::json::parse(pending.line, nullptr, false);
+    const auto what = guarded(request);
+    const bool same_files =
+      what
+      && describe(member(request, "id"), GuardedCall(*what), pending.call.expected)->files
+           == pending.call.files;
+    if (!same_files) {
+      now_holds.reset();
+    }
+    // Decided again as every change is: the person's answer lifts the one
+    // refusal they were asked about, and no other rule.
+    ChangeDecision decision;
+    if (now_holds == pending.shown && same_files) {
+      decision = decide_accepted(pending.call, pending.line, pending.verdict.veto->code);
+    }
+    if (now_holds == pending.shown && same_files && decision.outcome != ChangeOutcome::veto) {
+      audit(pending.call, "override", pending.verdict.veto, 0, out);
+      out.say(LogLevel::info, "the user allowed " + pending.call.what.tool + " of "
+                                + server_spelling(pending.verdict.veto->path));
+      forward(std::move(pending.line), std::make_unique<CallInFlight>(std::move(pending.call)),
+              *m_ledger.find(Peer::upstream, pending.key), out, now);
+      release_held(out, now);
+      return;
+    }
+    if (decision.outcome == ChangeOutcome::veto && decision.veto) {
+      pending.verdict.veto = std::move(decision.veto);
+      pending.verdict.shown.reset(); // the question's diff is not this veto's
+      outcome = redecided_allow_outcome();
+    } else {
+      outcome = outdated_allow_outcome();
+    }
+  }
+  pending.verdict.veto->override_outcome = std::move(outcome);
+  audit(pending.call, "override_refused", pending.verdict.veto, 0, out);
+  veto_change(pending.call, pending.key, pending.verdict, 0, out, now);
+  release_held(out, now);
+}
+
+void Guard::on_client_gone(Outbox& out, Clock::time_point now)
+{
+  std::vector<std::string> keys;
+  for (const auto& [key, pending] : m_overrides) {
+    keys.push_back(key);
+  }
+  for (const auto& key : keys) {
+    m_ledger.close(Peer::client, key);
+    settle_override(key, nullptr, "the client ended the session before it answered", out, now);
+  }
+}
+
+Guard::Verdict Guard::decide_change(CallInFlight& call, OutgoingLine& line)
+{
+  call.licensed_extent.assign(call.files.size(), ReadExtent::whole);
+  for (std::size_t index = 0; index < call.files.size(); ++index) {
+    const auto& file = call.files[index];
+    if (!file) {
+      Veto veto;
+      veto.code = VetoCode::unresolved_path;
+      veto.path = call.what.paths[index].raw.value_or("");
+      veto.reason = call.problems[index].reason;
+      return {veto, {}, {}};
+    }
+    if (auto veto = unseen_veto(*file)) {
+      return {veto, {}, {}};
+    }
+    const ChangePath path = change_path(call, index);
+    if (path == ChangePath::edit) {
+      // Taken first: a veto let through (warn, off) licenses nothing whole.
+      call.licensed_extent[index] = m_tracker.extent_of(*file, call.sent_at);
+    }
+    ChangeFacts facts{path};
+    if (path != ChangePath::move_source) {
+      facts.check = m_tracker.check_write(*file, write_kind(path),
+                                          m_settings.partial_read_allows_write, call.sent_at);
+    }
+    if (facts.check && facts.check->code == VetoCode::changed && call.files.size() == 1) {
+      return stale_change(call, line, *file, std::move(*facts.check));
+    }
+    if (!facts.check) {
+      facts.shown = shown_change(call, line.text(), path, *file);
+    }
+    ChangeDecision decision = decide(facts, *file);
+    if (decision.outcome == ChangeOutcome::veto) {
+      return {std::move(decision.veto), {}, {}};
+    }
+    if (path == ChangePath::edit && call.what.result_is_diff) {
+      call.edit_base = content_seen(*file);
+    }
+  }
+  return {};
+}
+
+ChangePath Guard::change_path(const CallInFlight& call, std::size_t index)
+{
+  // A move: the source loses nothing by moving. An existing destination is
+  // replaced by some servers whatever their tool says, so it must have been
+  // read whole, as for a write.
+  const ChangePath moved = index == 1 ? ChangePath::move_destination : ChangePath::move_source;
+  return call.what.role == ToolRole::move    ? moved
+         : call.what.role == ToolRole::write ? ChangePath::write
+                                             : ChangePath::edit;
+}
+
+ChangeDecision Guard::decide_accepted(const CallInFlight& call, std::string_view line,
+                                      VetoCode accepted)
+{
+  settle_reads();
+  for (std::size_t index = 0; index < call.files.size(); ++index) {
+    const auto& file = call.files[index];
+    const ChangePath path = change_path(call, index);
+    if (!file || path == ChangePath::move_source) {
+      continue; // described as when it was asked about: its paths resolved then
+    }
+    ChangeFacts facts{ChangePath::accepted_override};
+    facts.check = m_tracker.check_write(*file, write_kind(path),
+                                        m_settings.partial_read_allows_write, call.sent_at);
+    facts.shown = shown_change(call, line, path, *file);
+    facts.accepted = accepted;
+    ChangeDecision decision = decide(facts, *file);
+    if (decision.outcome == ChangeOutcome::veto) {
+      return decision;
+    }
+  }
+  return {};
+}
+
+std::optional<std::string> Guard::written_text(const CallInFlight& call, std::string_view line,
+                                               std::size_t max_bytes)
+{
+  if (call.written && !call.written->raw) {
+    return call.written->bytes.size() <= max_bytes
+             ? std::optional<std::string>(call.written->bytes.view())
+             : std::nullopt;
+  }
+  const auto raw = skim_content_argument(line);
+  return raw ? decoded_json_string(*raw, max_bytes) : std::nullopt;
+}
+
+bool Guard::keeps_shown_change(const SeenRecord& record, const std::optional<std::string>& written)
+{
+  const auto seen = m_kept.find(record.shown_over->hash);
+  const auto shown = m_kept.find(record.shown_over->shown);
+  return seen && shown && written && keeps_change(*seen, *shown, *written);
+}
+
+std::optional<std::string> Guard::checked_written_text(const CallInFlight& call,
+                                                       std::string_view line)
+{
+  auto written = written_text(call, line, m_kept.budget().file_bytes);
+  if (!written || !call.expected || m_disk.hash_of(*written) != *call.expected) {
+    return std::nullopt;
+  }
+  return written;
+}
+
+ShownChange Guard::shown_change(const CallInFlight& call, std::string_view line, ChangePath path,
+                                const std::string& file)
+{
+  const SeenRecord* record = m_tracker.find(file);
+  if (!replaces_content(path) || !bound_to_shown_change(record, call.sent_at)) {
+    return ShownChange::not_bound;
+  }
+  std::optional<std::string> leaves;
+  if (path == ChangePath::move_destination) {
+    // A move that replaces the file leaves the source's bytes in it.
+    if (call.files.front()) {
+      if (auto bytes = m_disk.read(*call.files.front());
+          bytes && bytes->size() <= m_kept.budget().file_bytes) {
+        leaves = std::move(bytes).value();
+      }
+    }
+  } else {
+    leaves = checked_written_text(call, line);
+  }
+  return keeps_shown_change(*record, leaves) ? ShownChange::kept : ShownChange::not_kept;
+}
+
+Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line, const std::string& file,
+                                   Veto veto)
+{
+  Verdict verdict;
+  const SeenRecord* record = m_tracker.find(file);
+  if (record != nullptr && record->hash_state == HashState::known) {
+    veto.seen_hash = record->hash;
+  }
+  auto now = m_disk.fingerprint(file);
+  veto.cause = "outside fsguard";
+  if (now) {
+    veto.current_hash = now->hash;
+    veto.current_size = now->stat.size; // of the version the diff shows
+    veto.current_mtime_ns = now->stat.mtime_ns;
+    veto.cause = cause_of(file, record, now->hash);
+  }
+  if (m_settings.mode != Mode::enforce) {
+    verdict.veto = std::move(veto); // let through: the agent is shown nothing
+    return verdict;
+  }
+  // What the agent saw, if it saw it whole and its text is kept; and the
+  // bytes on disk now, if the file held still while they were taken.
+  const auto seen =
+    record != nullptr && veto.seen_hash && record->extent == ReadExtent::whole
+        && record->whole_since != k_never
+      ? m_kept.find(record->hash)
+      : std::nullopt;
+  const std::size_t limit = m_kept.budget().file_bytes;
+  std::optional<std::string> current;
+  if (seen && now && now->stat.size <= static_cast<std::int64_t>(limit)) {
+    auto bytes = m_disk.read(file);
+    if (bytes && m_disk.hash_of(*bytes) == now->hash) {
+      current = std::move(bytes).value();
+    }
+  }
+  if (current == std::nullopt) {
+    verdict.veto = std::move(veto);
+    return verdict;
+  }
+  const std::string_view seen_text = *seen; // no text is kept before this returns
+  const std::string spelled = server_spelling(file);
+  const bool text = now->traits.valid_utf8; // else a text view of it is lossy
+  const auto describe = [&](const DiffBounds& bounds) {
+    const TextDiff diff = diff_texts(seen_text, *current, spelled + "\t(as you last saw it)",
+                                     spelled + "\t(on disk now)", bounds);
+    veto.diff = diff.text;
+    veto.diff_complete = diff.complete && text;
+    veto.counts_as_read = veto.diff_complete;
+    return diff;
+  };
+  const TextDiff diff = describe(m_settings.diff_bounds);
+  const auto carry_over = [&](CarriedOver carried) {
+    call.carried = std::move(carried);
+    verdict.carried_over = std::move(veto);
+    return verdict;
+  };
+  if (text && call.what.role == ToolRole::edit
+      && m_settings.stale_edit == StaleEdit::rebase) {
+    const auto request = nlohmann::json::parse(line.text(), nullptr, false);
+    const auto edits = text_edits(member(member(request, "params"), "arguments"));
+    if (!edits) {
+      veto.not_rebased = "its edits are not all {oldText, newText} strings";
+    } else if (auto rebased = rebase_edits(seen_text, *current, *edits,
+                                           call.what.edit_semantics)) {
+      call.edit_base = *current; // the upstream's diff applies to the current content
+      if (!call.what.result_is_diff) {
+        call.expected = m_disk.hash_of(rebased.value());
+      }
+      if (decide({.path = ChangePath::rebased_edit, .carried_over = veto}, file).outcome
+          == ChangeOutcome::rebase) {
+        return carry_over(CarriedOver{CarriedOver::How::rebase, *veto.seen_hash, now->hash,
+                                      rebase_note(spelled, veto.cause, diff), veto.diff_complete,
+                                      std::move(rebased).value()});
+      }
+    } else {
+      veto.not_rebased = rebased.error().reason;
+    }
+  }
+  if (text && call.what.role == ToolRole::write
+      && m_settings.stale_write == StaleWrite::merge && call.expected) {
+    const auto written = written_text(call, line.text(), limit);
+    const bool own = written && m_disk.hash_of(*written) == *call.expected;
+    // A write that does not keep a change fsguard showed before may have
+    // been made from the version before it: merged, it would undo it.
+    ChangeFacts facts{.path = ChangePath::merged_write, .carried_over = veto};
+    if (own && bound_to_shown_change(record, call.sent_at)) {
+      facts.shown = keeps_shown_change(*record, written) ? ShownChange::kept
+                                                         : ShownChange::not_kept;
+    }
+    ChangeDecision decision = decide(facts, file);
+    if (decision.outcome == ChangeOutcome::veto) {
+      veto = std::move(*decision.veto); // the diff kept, and why it was not merged
+    }
+    const auto merged = own && decision.outcome == ChangeOutcome::merge
+                          ? merge_write(seen_text, *written, *current)
+                          : std::nullopt;
+    if (merged && merged->clean) {
+      if (auto rewritten = with_content(line.text(), merged->text)) {
+        line = std::move(*rewritten);
+        call.expected = m_disk.hash_of(merged->text);
+        const TextDiff shown = diff_texts(*written, merged->text, "your content",
+                                          "what was written", m_settings.diff_bounds);
+        return carry_over(CarriedOver{CarriedOver::How::merge, *veto.seen_hash, now->hash,
+                                      merge_note(spelled, veto.cause, shown), shown.complete,
+                                      merged->text});
+      }
+    } else if (merged) {
+      // The change and the conflicts share the room of one veto, which
+      // clients must show whole.
+      const DiffBounds half{m_settings.diff_bounds.max_lines / 2,
+                            m_settings.diff_bounds.max_bytes / 2};
+      describe(half);
+      veto.conflict = conflict_hunks(merged->text, half);
+    }
+  }
+  if (veto.counts_as_read
+      && !client_shows_whole(
+        veto_response(call.id, call.what.tool, veto, tool_names(tools()), m_era.era()))) {
+    veto.counts_as_read = false; // the client cuts the veto: its diff is not seen whole
+  }
+  if (veto.counts_as_read) {
+    verdict.shown = ShownVersion{file, *now, std::move(*current)};
+  }
+  verdict.veto = std::move(veto);
+  return verdict;
+}
+
+bool Guard::client_shows_whole(std::string_view answer) const
+{
+  const auto limit = result_limit_for(m_client_name, m_settings.client_result_limits);
+  return !limit || answer.size() <= *limit;
+}
+
+std::string Guard::cause_of(const std::string& file, const SeenRecord* record,
+                            const ContentHash& current) const
+{
+  for (auto own = m_own_writes.rbegin(); own != m_own_writes.rend(); ++own) {
+    if (own->hash == current && (record == nullptr || own->sent_at > record->known_since)) {
+      return "by your own " + own->tool + " of " + own->path + " through fsguard";
+    }
+  }
+  if (m_shared_ledger != nullptr) {
+    // Only a write after the agent's record: an older one with the same
+    // content was undone before the agent saw the file.
+    const std::int64_t since = record != nullptr ? record->taken_at_ns : 0;
+    if (auto other = m_shared_ledger->who_wrote(file, current, since)) {
+      return describe_other_write(*other, m_disk.now_ns());
+    }
+  }
+  return "outside fsguard";
+}
+
+void Guard::after_change_recorded(AnsweredChange change, const SeenRecord* record)
+{
+  if (change.expected) {
+    m_own_writes.push_back(OwnWrite{*change.expected, change.tool, change.file, change.sent_at});
+    if (m_own_writes.size() > k_own_writes_kept) {
+      m_own_writes.pop_front();
+    }
+  }
+  if (m_shared_ledger != nullptr && record != nullptr && record->hash_state == HashState::known) {
+    m_shared_ledger->record(change.file, record->hash, m_disk.now_ns(), m_client_name);
+  }
+  if (record == nullptr || record->hash_state != HashState::known
+      || record->extent != ReadExtent::whole) {
+    return;
+  }
+  if (change.expected_text && change.expected == record->hash) {
+    keep_text(record->hash, TextBytes::copy_of(*change.expected_text));
+  } else if (change.written) {
+    m_shown_texts.push_back(ShownText{.file = std::move(change.file),
+                                      .owned = std::move(change.written->bytes),
+                                      .decoded = !change.written->raw,
+                                      .hash = change.written->hash});
+  }
+}
+
+std::string Guard::server_spelling(const std::string& file) const
+{
+  return m_paths.context().map.to_server(file);
+}
+
+std::optional<Veto> Guard::unseen_veto(const std::string& file) const
+{
+  for (const auto& unseen : m_paths.unseen()) {
+    if (!unseen.local.empty() && is_within(file, unseen.local)) {
+      Veto veto;
+      veto.code = VetoCode::not_visible;
+      veto.path = file;
+      veto.reason = unseen.server;
+      veto.cause = unseen.other ? "the directory fsguard sees under that name is another one "
+                                  "(the two were created at different times)"
+                                : "it does not exist on fsguard's side, or path_map does not say "
+                                  "where it is";
+      return veto;
+    }
+  }
+  return std::nullopt;
+}
+
+void Guard::refuse(const CallInFlight& call, const std::string& key, Veto veto, Outbox& out)
+{
+  veto.path = server_spelling(veto.path); // the agent knows the server's names
+  out.to_client.push_back(
+    veto_response(call.id, call.what.tool, veto, tool_names(tools()), m_era.era()));
+  m_ledger.close(Peer::upstream, key);
+  if (m_settings.log_level >= LogLevel::info) {
+    out.say(LogLevel::info, "refused " + call.what.tool + " (" + std::string(to_string(veto.code))
+                              + "): " + veto.path);
+  }
+}
+
+void Guard::audit(const CallInFlight& call, std::string_view decision,
+                  const std::optional<Veto>& veto, std::int64_t latency_us, Outbox& out) const
+{
+  if (!m_auditing) {
+    return;
+  }
+  const std::string path = !call.files.empty() && call.files.front()
+                             ? *call.files.front()
+                             : (call.what.paths.empty() ? std::string()
+                                                        : call.what.paths.front().raw.value_or(""));
+  nlohmann::ordered_json fingerprint = nullptr;
+  const auto size_json = [](std::int64_t size) { // null where unknown
+    return size == k_unknown_size ? nlohmann::ordered_json() : nlohmann::ordered_json(size);
+  };
+  if (veto && veto->code == VetoCode::changed) {
+    fingerprint = {{"seen_size", size_json(veto->seen_size)},
+                   {"current_size", veto->current_size},
+                   {"seen_at", format_time(veto->seen_at_ns)},
+                   {"current_mtime", format_time(veto->current_mtime_ns)},
+                   {"seen_xxh3_128", hash_json(veto->seen_hash)},
+                   {"current_xxh3_128", hash_json(veto->current_hash)},
+                   {"cause", veto->cause},
+                   {"diff_complete", !veto->diff.empty() && veto->diff_complete}};
+    if (call.carried) {
+      fingerprint["result_xxh3_128"] = to_hex(m_disk.hash_of(call.carried->result));
+    }
+    if (!veto->conflict.empty()) {
+      fingerprint["merge"] = "conflict";
+    }
+  } else if (const SeenRecord* record = path.empty() ? nullptr : m_tracker.find(path);
+             record != nullptr && record->hash_state == HashState::known) {
+    fingerprint = {{"size", size_json(record->size)}, {"xxh3_128", to_hex(record->hash)}};
+  }
+  out.decisions.push_back({
+    {"event", "decision"},
+    {"tool", call.what.tool},
+    {"path", path},
+    {"decision", decision},
+    {"code", veto ? nlohmann::ordered_json(to_string(veto->code)) : nlohmann::ordered_json()},
+    {"mode", to_string(m_settings.mode)},
+    {"fingerprint", fingerprint},
+    {"latency_us", latency_us},
+  });
+}
+
+void Guard::on_upstream_request(const std::string& key, std::string_view method)
+{
+  PendingRequest entry;
+  entry.from = Peer::upstream;
+  entry.method = std::string(method);
+  entry.expect = method == "roots/list" && m_paths.reads_roots() ? Expectation::roots
+                                                                   : Expectation::relay;
+  m_ledger.open(key, std::move(entry)); // a reused id keeps its first request
+}
+
+void Guard::on_client_response(OutgoingLine line, const nlohmann::json& response, Outbox& out,
+                               Clock::time_point now)
+{
+  const std::string key = id_key(member(response, "id"));
+  const auto answered = m_ledger.close(Peer::client, key);
+  if (answered && answered.mapped().from == Peer::fsguard) {
+    settle_override(key, &response, "", out, now); // fsguard's own: never relayed
+    return;
+  }
+  const auto& id = member(response, "id");
+  if (!answered && id.is_string() && id.get_ref<const std::string&>().starts_with(k_own_id_prefix)) {
+    out.say(LogLevel::warn, "dropped the client's answer to " + id.get<std::string>()
+                              + ", which fsguard is not waiting for");
+    return; // an answer to fsguard's question that came too late, or never asked
+  }
+  out.to_upstream.push_back(std::move(line)); // the server hears it before fsguard asks
+  if (answered && answered.mapped().expect == Expectation::roots) {
+    m_paths.on_roots_result(response, out);
+  }
+}
+
+void Guard::on_client_notification(OutgoingLine line, const nlohmann::json& notification,
+                                   Outbox& out, Clock::time_point now)
+{
+  if (method_of(notification) != "notifications/cancelled") {
+    out.to_upstream.push_back(std::move(line));
+    return;
+  }
+  const auto& request_id = member(member(notification, "params"), "requestId");
+  if (request_id.is_string()
+      && request_id.get_ref<const std::string&>().starts_with(k_own_id_prefix)) {
+    out.say(LogLevel::warn, "dropped the client's cancel of fsguard's own request "
+                              + request_id.get<std::string>());
+    return; // the client never sent it; its answer is fsguard's to read
+  }
+  const std::string key = id_key(request_id);
+  PendingRequest* entry = request_id.is_null() ? nullptr : m_ledger.find(Peer::upstream, key);
+  if (entry != nullptr && entry->from == Peer::client && entry->expect == Expectation::guarded_call
+      && !entry->call) {
+    // Held: the upstream never saw it, so it needs no cancel either.
+    std::erase_if(m_held, [&](const Held& held) { return held.key == key; });
+    for (auto pending = m_overrides.begin(); pending != m_overrides.end(); ++pending) {
+      if (pending->second.key == key) { // the person need not answer any more
+        const nlohmann::json cancel = {
+          {"jsonrpc", "2.0"},
+          {"method", "notifications/cancelled"},
+          {"params", {{"requestId", pending->second.question_id}, {"reason", "the call was cancelled"}}},
+        };
+        out.to_client.push_back(cancel.dump() + "\n");
+        mark_busy(pending->second.call, -1);
+        m_ledger.close(Peer::client, pending->first);
+        m_overrides.erase(pending);
+        break;
+      }
+    }
+    m_ledger.close(Peer::upstream, key);
+    release_held(out, now);
+    return;
+  }
+  if (entry != nullptr && entry->from == Peer::client && !entry->cancelled) {
+    if (entry->call && !entry->call->expired) {
+      // The upstream may still carry out a cancelled change, and will not
+      // say: the file's content is unknown until it is read again.
+      if (changes_files(entry->call->what.role)) {
+        for (const auto& file : entry->call->files) {
+          if (file) {
+            m_tracker.mark_unknown(*file);
+          }
+        }
+      }
+      mark_busy(*entry->call, -1);
+      entry->call->expired = true;
+    }
+    m_ledger.cancel(key);
+  }
+  out.to_upstream.push_back(std::move(line));
+  release_held(out, now);
+}
+
+std::optional<std::size_t> Guard::answer_text_wanted(const Ledger::Answered& answered) const
+{
+  const PendingRequest* pending = answered.request();
+  if (pending == nullptr || pending->expect != Expectation::guarded_call || !pending->call) {
+    return std::nullopt;
+  }
+  const CallInFlight& call = *pending->call;
+  if (call.what.role != ToolRole::read || call.what.extent != ReadExtent::whole
+      || !keeps_text_shown(call)) {
+    return std::nullopt;
+  }
+  return m_kept.budget().file_bytes;
+}
+
+bool Guard::keeps_text_shown(const CallInFlight& call) const
+{
+  return !m_view && !call.what.path_list && call.files.size() == 1 && call.files.front()
+         && call.what.view == ReadView::utf8_text && call.what.whole_if_status.empty()
+         && m_kept.budget().total_bytes > 0;
+}
+
+bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::string& key,
+                                 std::string_view line, const SkimmedMessage& skimmed,
+                                 Outbox& out, Clock::time_point now,
+                                 DecodedAnswerText* first_text)
+{
+  const PendingRequest* pending = answered_by_key.request();
+  if (pending == nullptr || (pending->expect == Expectation::guarded_call && !pending->call)) {
+    return true; // answers nothing the upstream was asked: the client's business
+  }
+  auto closed = m_ledger.close(answered_by_key);
+  PendingRequest& answered = closed.mapped();
+  switch (answered.expect) {
+  case Expectation::relay:
+  case Expectation::roots:
+  case Expectation::override_answer: // asked of the client: never answered by the upstream
+    return true;
+  case Expectation::initialize: {
+    const auto response = nlohmann::json::parse(line, nullptr, false);
+    if (!member(response, "result").is_object()) {
+      m_ledger.initialize_failed(); // the client may correct it and send it again
+      refuse_session_waits_after(response, out);
+      return true;
+    }
+    m_paths.on_initialize_result(response, out);
+    release_held(out, now); // the calls sent before, if the server has no directories to learn
+    return true;
+  }
+  case Expectation::discover: {
+    const bool own = answered.from == Peer::fsguard;
+    const auto response = nlohmann::json::parse(line, nullptr, false);
+    if ((member(response, "result").is_object() || own) && !m_paths.knows_server()) {
+      // The first answer fixes the server for the session: a later one (a
+      // client's own server/discover) cannot change its profile.
+      // A server that refused fsguard's own server/discover is guarded as
+      // one that never said which it is; the client's own refused one is
+      // followed by its initialize (the SDK's fallback to the 2025 era).
+      if (own && !member(response, "result").is_object()) {
+        out.say(LogLevel::warn, "the upstream did not answer fsguard's server/discover, so "
+                                "fsguard cannot tell which server it is");
+      }
+      m_paths.on_initialize_result(response, out);
+      release_held(out, now); // the calls that waited to know the server, as after initialize
+    }
+    return !own;
+  }
+  case Expectation::own_listing:
+  case Expectation::client_listing: {
+    const bool own = answered.expect == Expectation::own_listing;
+    if (own) {
+      m_paths.listing_done();
+    }
+    m_paths.on_listing_result(nlohmann::json::parse(line, nullptr, false),
+                              answered.listing_sequence, own, out);
+    after_listing(out, now);
+    return !own;
+  }
+  case Expectation::own_probe:
+    m_paths.on_probe_result(nlohmann::json::parse(line, nullptr, false), answered.probed, out);
+    after_listing(out, now);
+    return false;
+  case Expectation::own_verify:
+    on_verify_answer(key, read_outcome(line, skimmed), out, now);
+    return false;
+  case Expectation::own_identity:
+    on_identity_answer(key, identity_outcome(nlohmann::json::parse(line, nullptr, false)), out,
+                       now);
+    return false;
+  case Expectation::guarded_call:
+    break;
+  }
+  CallInFlight& call = *answered.call;
+  const auto drop_unused_checks = [&] {
+    for (const std::uint64_t number : call.partial_checks) {
+      const auto check = m_partial_checks.find(number);
+      if (check != m_partial_checks.end() && !check->second.holds_file) {
+        drop_partial_check(number); // the read failed or was given up on
+      }
+    }
+  };
+  if (call.expired) {
+    drop_unused_checks();
+    // It was given up on (cancelled, or no answer in time) and the calls
+    // behind it went on: when it took effect is unknown.
+    if (changes_files(call.what.role)) {
+      for (const auto& file : call.files) {
+        if (file) {
+          m_tracker.mark_unknown(*file);
+        }
+      }
+    }
+    return true;
+  }
+  // Marked idle before its answer is recorded, which looks at no call in
+  // flight, so that the record may take the call's paths rather than copy them.
+  mark_busy(call, -1);
+  const bool relay =
+    unfinished_change(call, line, out) || record_answer(call, line, skimmed, out, now, first_text);
+  drop_unused_checks();
+  m_ledger.recycle(std::move(closed));
+  release_held(out, now);
+  return relay;
+}
+
+bool Guard::unfinished_change(const CallInFlight& call, std::string_view line, Outbox& out)
+{
+  if (!changes_files(call.what.role)) {
+    return false;
+  }
+  const auto result_type = unfinished_result_type(line);
+  if (!result_type) {
+    return false;
+  }
+  // Until fsguard follows such a change to its end, it records what it
+  // records of a change cancelled or unanswered: an outcome nobody knows,
+  // which the next change of the file is refused for until it is read.
+  const std::string reason = "the server answered the last " + call.what.tool
+                             + " of it with resultType \"" + *result_type
+                             + "\" (not finished yet), which fsguard does not follow to its end";
+  for (const auto& file : call.files) {
+    if (file) {
+      m_tracker.mark_unknown(*file, reason);
+    }
+  }
+  out.say(LogLevel::info, call.what.tool + " " + id_key(call.id) + " was answered with resultType \""
+                            + *result_type
+                            + "\": its files must be read again before it is changed");
+  return true;
+}
+
+bool Guard::record_answer(CallInFlight& call, std::string_view line,
+                          const SkimmedMessage& skimmed, Outbox& out, Clock::time_point now,
+                          DecodedAnswerText* first_text)
+{
+  // Most answers only need their outcome, which a skim finds without
+  // parsing megabytes of file content; the rest need the text.
+  bool relay = true;
+  const bool is_read = call.what.role == ToolRole::read;
+  const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty()
+                          || (call.what.role == ToolRole::edit && call.what.result_is_diff);
+  nlohmann::json response;
+  bool ok = false;
+  const auto skimmed_ok = needs_text ? std::nullopt : skim_tool_succeeded(skimmed);
+  const auto skimmed_content = is_read && !needs_text ? skim_shows_content(skimmed) : std::nullopt;
+  if (skimmed_ok && (!is_read || skimmed_content)) {
+    ok = *skimmed_ok && (!is_read || *skimmed_content);
+  } else {
+    response = nlohmann::json::parse(line, nullptr, false);
+    ok = succeeded(response) && (!is_read || shows_content(response));
+  }
+  if (!ok) {
+    return true;
+  }
+  switch (call.what.role) {
+  case ToolRole::read: {
+    // Which files the answer showed: all of them, unless a list's answer
+    // leaves some out (left empty otherwise: no allocation for a list of one).
+    std::vector<bool> listed_shown;
+    if (call.what.path_list) {
+      std::vector<std::string> requested;
+      for (const auto& argument : call.what.paths) {
+        requested.push_back(argument.raw.value_or(""));
+      }
+      listed_shown = parts_read(result_text(response), requested);
+    }
+    ReadExtent extent = call.what.extent;
+    std::string reason;
+    if (!call.what.whole_if_status.empty()) {
+      const std::string_view text = result_text(response);
+      const std::string first_line(text.substr(0, text.find('\n')));
+      if (!std::regex_match(first_line, std::regex(call.what.whole_if_status))) {
+        extent = ReadExtent::partial;
+      }
+    }
+    const std::size_t shown_bytes =
+      skimmed.raw_result.empty() ? line.size() : skimmed.raw_result.size();
+    if (const auto limit = result_limit_for(m_client_name, m_settings.client_result_limits);
+        limit && shown_bytes > *limit && extent == ReadExtent::whole) {
+      extent = ReadExtent::partial;
+      reason = "the result of " + call.what.tool + " was about " + std::to_string(shown_bytes)
+               + " characters long, and " + m_client_name + " shows the model only the first "
+               + std::to_string(*limit);
+    }
+    const std::uint64_t shown_at = ++m_moment;
+    if (m_view) {
+      record_upstream_read(call, line, skimmed, response, extent, reason, shown_at, out);
+    }
+    std::optional<std::int64_t> owed_size; // the first file's, if its record owes a hash
+    for (std::size_t index = 0; index < call.files.size() && !m_view; ++index) {
+      if (call.files[index] && (!call.what.path_list || listed_shown[index])) {
+        const SeenRecord* record = m_tracker.finish_read(
+          *call.files[index], call.read_starts[index], extent, call.what.view, reason, shown_at);
+        if (index == 0 && record != nullptr && record->hash_state == HashState::owed
+            && record->trusted_stat) {
+          owed_size = record->trusted_stat->size;
+        }
+      }
+    }
+    if (extent == ReadExtent::whole && keeps_text_shown(call)) {
+      // The text exactly as the agent saw it, kept once settle_reads() has
+      // confirmed that it is the file's content. The call is done with its
+      // path (on_upstream_response marked it idle first): the text takes it.
+      const auto raw = skim_first_text(skimmed);
+      if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
+        ShownText& shown =
+          m_shown_texts.emplace_back(ShownText{.file = std::move(*call.files.front()),
+                                               .in_answer = *raw,
+                                               .read = true,
+                                               .shown_at = shown_at,
+                                               .is_file_bytes = call.what.text_is_file_bytes,
+                                               .owed_size = owed_size});
+        if (first_text != nullptr && first_text->end == raw->data() + raw->size()) {
+          // The very string, decoded as the answer was skimmed (one string
+          // ends at one closing quote).
+          shown.owned = std::move(first_text->decoded.text);
+          shown.decoded = true;
+          shown.facts = first_text->decoded.facts;
+        }
+      }
+    }
+    break;
+  }
+  case ToolRole::edit:
+  case ToolRole::write: {
+    if (!call.files.front()) {
+      break;
+    }
+    std::string& file = *call.files.front();
+    // What the change should have left, where fsguard can tell: a writer
+    // that lands at the same moment is then not taken for the agent.
+    std::optional<ContentHash> expected = call.expected;
+    std::optional<std::string> expected_text; // with the hash `expected`
+    if (call.what.role == ToolRole::edit && call.what.result_is_diff) {
+      // Its diff applied to the content the edit was decided on.
+      auto applied = call.edit_base ? apply_unified_diff(without_carriage_returns(*call.edit_base),
+                                                         result_text(response))
+                                    : std::nullopt;
+      if (!applied) {
+        m_tracker.mark_unknown(file, "fsguard could not confirm what the last " + call.what.tool
+                                       + " left in the file");
+        break;
+      }
+      expected = m_disk.hash_of(*applied);
+      expected_text = std::move(applied);
+    } else if (call.carried) {
+      expected_text = call.carried->result; // its hash is `expected`
+    }
+    ReadExtent extent =
+      call.licensed_extent.empty() ? ReadExtent::partial : call.licensed_extent.front();
+    std::uint64_t known_since = call.sent_at;
+    if (call.carried) {
+      // The agent learns of the other change from the note on this answer,
+      // so only calls sent after it may rely on the result.
+      nlohmann::ordered_json meta = {
+        {"how", call.carried->how == CarriedOver::How::rebase ? "rebase" : "merge"},
+        {"path", server_spelling(file)},
+        {"seen_xxh3_128", to_hex(call.carried->seen)},
+        {"current_xxh3_128", to_hex(call.carried->current)},
+        {"diff_complete", call.carried->shows_whole},
+      };
+      auto noted = with_note(line, call.carried->note, "fsguard/stale", meta);
+      if (!noted) {
+        m_tracker.mark_unknown(file, "fsguard could not tell you how it carried your last "
+                                       + call.what.tool + " over to a change made elsewhere");
+        break;
+      }
+      if (!call.carried->shows_whole || !client_shows_whole(*noted)) {
+        extent = ReadExtent::partial; // the note's diff is cut, or the client cuts the note
+      }
+      out.to_client.push_back(std::move(*noted)); // before any call released after it
+      relay = false;
+      known_since = k_not_yet; // see take_in_shown()
+    }
+    if (m_view) {
+      record_upstream_change(call, file, expected, expected_text, extent, known_since);
+    }
+    AnsweredChange change{.file = std::move(file),
+                          .tool = call.what.tool,
+                          .sent_at = call.sent_at,
+                          .expected = expected,
+                          .expected_text = std::move(expected_text),
+                          .extent = extent,
+                          .written = std::move(call.written)};
+    if (!m_view && !call.carried && change.expected) {
+      // Recorded once the answer has gone on (settle_reads()): the agent
+      // does not wait while fsguard reads and hashes the file. Only a
+      // change whose result fsguard knows: another writer landing while
+      // the answer goes to a slow client is then still told from the
+      // agent (Tracker::finish_write); without it, the record is taken now.
+      m_answered_changes.push_back(std::move(change));
+      break;
+    }
+    // The record the change left, looked up once for what follows.
+    const SeenRecord* record =
+      m_view ? m_tracker.find(change.file)
+             : m_tracker.finish_write(change.file, expected, extent, known_since,
+                                      change.expected_bytes());
+    if (known_since == k_not_yet && record != nullptr) {
+      remember_shown(ShownKnowledge{change.file, now, std::nullopt, record->hash, k_not_yet,
+                                    call.carried->seen});
+    }
+    after_change_recorded(std::move(change), record);
+    break;
+  }
+  case ToolRole::move:
+    if (call.files.size() == 2 && call.files[0] && call.files[1]) {
+      m_tracker.finish_move(*call.files[0], *call.files[1]);
+    }
+    break;
+  case ToolRole::other:
+    break;
+  }
+  return relay;
+}
+
+void Guard::record_upstream_read(const CallInFlight& call, std::string_view line,
+                                 const SkimmedMessage& skimmed, const nlohmann::json& response,
+                                 ReadExtent extent, const std::string& reason,
+                                 std::uint64_t shown_at, Outbox& out)
+{
+  if (call.what.view != ReadView::utf8_text || !call.what.whole_if_status.empty()) {
+    // fsguard's own read shows text, so only a read that showed the same
+    // text can be compared with it later (not read_media_file's base64).
+    return;
+  }
+  std::string decoded; // one file's text, decoded where it lies without a full parse
+  std::vector<std::optional<std::string_view>> shown(1);
+  if (!call.what.path_list) {
+    UpstreamRead read = read_outcome(line, skimmed);
+    if (read.outcome != UpstreamRead::Outcome::text) {
+      return;
+    }
+    decoded = std::move(read.text);
+    shown.front() = decoded;
+  } else {
+    const std::string_view text = result_text(response);
+    std::vector<std::string> requested;
+    for (const auto& argument : call.what.paths) {
+      requested.push_back(argument.raw.value_or(""));
+    }
+    shown = parts_shown(text, requested);
+  }
+  for (std::size_t index = 0; index < call.files.size(); ++index) {
+    const std::uint64_t number =
+      index < call.partial_checks.size() ? call.partial_checks[index] : 0;
+    const auto check = m_partial_checks.find(number);
+    if (!call.files[index] || index >= shown.size() || !shown[index]) {
+      drop_partial_check(number); // nothing shown, nothing to check
+      continue;
+    }
+    const std::string& file = *call.files[index];
+    if (call.what.extent == ReadExtent::whole) {
+      // The text is the whole file, even where the client cuts it (extent).
+      const ContentDigest digest = shown_text_digest(*shown[index]);
+      m_tracker.record_known(file, digest, static_cast<std::int64_t>(shown[index]->size()),
+                             extent, call.what.view, reason, shown_at);
+      if (!call.what.path_list && extent == ReadExtent::whole
+          && m_kept.budget().total_bytes > 0 && decoded.size() <= m_kept.budget().file_bytes) {
+        keep_text(digest.hash, TextBytes::copy_of(decoded)); // it is the record: no need to decode it again
+      }
+      continue;
+    }
+    // A part (head, tail): what it was cut from is learned by reading the
+    // whole file again now (see PartialCheck). Calls on the file wait for it.
+    if (check == m_partial_checks.end()) {
+      continue;
+    }
+    if (!verify_tool(tools())) {
+      drop_partial_check(number); // a reload took the read tool away
+      continue;
+    }
+    PartialCheck& partial = check->second;
+    partial.shown = std::string(*shown[index]);
+    partial.view = call.what.view;
+    partial.reason = reason;
+    partial.shown_at = shown_at;
+    partial.holds_file = true;
+    ++m_partial_holds;
+    mark_file_busy(file, +1);
+    partial.after_key = ask_upstream(partial.raw, out);
+    m_partial_reads[partial.after_key] = number;
+  }
+}
+
+void Guard::record_upstream_change(const CallInFlight& call, const std::string& file,
+                                   const std::optional<ContentHash>& expected,
+                                   const std::optional<std::string>& expected_text,
+                                   ReadExtent extent, std::uint64_t known_since)
+{
+  std::optional<std::string> text = expected_text;
+  if (!text && call.written) {
+    text = call.written->raw ? decoded_json_string(call.written->bytes.view(),
+                                                   std::numeric_limits<std::size_t>::max())
+                             : std::string(call.written->bytes.view());
+  }
+  if (!expected || !text || hash_bytes(*text) != *expected) {
+    // What the change left is unknown: the next change needs a read first.
+    m_tracker.mark_unknown(file, "fsguard could not tell what the last " + call.what.tool
+                                   + " left in the file");
+    return;
+  }
+  m_tracker.record_known(file, ContentDigest{*expected, content_traits(*text)},
+                         static_cast<std::int64_t>(text->size()), extent, ReadView::bytes, {},
+                         known_since, KnownFrom::own_change);
+}
+
+void Guard::mark_busy(const CallInFlight& call, int delta)
+{
+  for (const auto& file : call.files) {
+    if (file) {
+      mark_file_busy(*file, delta, call.what.role);
+    }
+  }
+  m_moves_in_flight += call.what.role == ToolRole::move ? delta : 0;
+}
+
+void Guard::release_held(Outbox& out, Clock::time_point now)
+{
+  if (m_held.empty()) {
+    return; // most answers: moving an empty deque still allocates its map
+  }
+  std::deque<Held> waiting = std::move(m_held);
+  m_held.clear();
+  // Pointers into m_held stay valid: a deque's push_back moves nothing.
+  std::vector<const CallInFlight*> held_before;
+  const bool knows_tools = m_paths.knows_server();
+  for (auto& held : waiting) {
+    if (held.awaiting_directories || (held.awaiting_session && !knows_tools)) {
+      m_held.push_back(std::move(held));
+      continue;
+    }
+    OutgoingLine line(std::move(held.line));
+    Attempt attempt = try_run(line, held.id,
+                              describe_call(tools(), held.tool, held.arguments), // the map now
+                              held.content, held.key,
+                              *m_ledger.find(Peer::upstream, held.key), held.sent_at,
+                              held_before, out, now);
+    if (attempt.outcome == Outcome::ran) {
+      continue;
+    }
+    held.line = std::move(line).take(); // its own string again, not copied
+    held.awaiting_directories = attempt.outcome == Outcome::waiting_for_directories;
+    held.awaiting_session = attempt.outcome == Outcome::waiting_for_session;
+    held.described = std::move(attempt.call);
+    m_held.push_back(std::move(held));
+    if (m_held.back().described) {
+      held_before.push_back(&*m_held.back().described);
+    }
+  }
+}
+
+void Guard::after_listing(Outbox& out, Clock::time_point now)
+{
+  if (knows_session() && std::any_of(m_held.begin(), m_held.end(),
+                                     [](const Held& held) { return held.awaiting_session; })) {
+    release_held(out, now); // the listing (or its last probe) completed the session
+  }
+  const bool any_waiting = std::any_of(m_held.begin(), m_held.end(),
+                                       [](const Held& held) { return held.awaiting_directories; });
+  if (!any_waiting) {
+    m_listings_for_waiting = 0;
+    return;
+  }
+  if (m_paths.probing()) {
+    return; // the last probe's answer releases them
+  }
+  // The server adopts new roots within milliseconds: ask again a few times
+  // before giving up on the waiting calls.
+  if (m_paths.in_doubt() && !m_paths.listing_in_flight()
+      && m_listings_for_waiting < k_max_listings_for_waiting) {
+    ++m_listings_for_waiting;
+    m_paths.ask_for_listing(out);
+    return;
+  }
+  for (auto& held : m_held) {
+    held.awaiting_directories = false;
+  }
+  // Past the limit, awaits_directories() lets them through to a decision.
+  m_listings_for_waiting = k_max_listings_for_waiting;
+  release_held(out, now);
+  m_listings_for_waiting = 0;
+}
+
+void Guard::expire(Clock::time_point now, Outbox& out)
+{
+  bool any = false;
+  m_ledger.for_each_guarded_call([&](const std::string& key, PendingRequest& entry) {
+    CallInFlight& call = *entry.call;
+    if (call.expired || now - call.started < m_settings.call_timeout) {
+      return;
+    }
+    call.expired = true;
+    any = true;
+    if (changes_files(call.what.role)) {
+      for (const auto& file : call.files) {
+        if (file) {
+          m_tracker.mark_unknown(*file);
+        }
+      }
+    }
+    mark_busy(call, -1);
+    out.say(LogLevel::warn,
+            "the upstream has not answered " + call.what.tool + " " + key + " for "
+              + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                 m_settings.call_timeout)
+                                 .count())
+              + " s; the calls held behind it go ahead, and its files must be read again");
+  });
+  // fsguard's own reads through the upstream unanswered that long: their
+  // changes are refused, and partial reads license nothing.
+  if (m_view) {
+    any = !m_view->expire(now - m_settings.call_timeout).empty() || any;
+    std::vector<std::uint64_t> overdue_checks;
+    for (const auto& [number, check] : m_partial_checks) {
+      if (now - check.asked >= m_settings.call_timeout) {
+        overdue_checks.push_back(number);
+      }
+    }
+    for (const std::uint64_t number : overdue_checks) {
+      drop_partial_check(number);
+      any = true;
+    }
+  }
+  refuse_overdue_session_waits(now, out);
+  // fsguard's own get_file_info unanswered that long: the changes it was
+  // asked for are refused.
+  any = !m_identity.expire(now - m_settings.call_timeout).empty() || any;
+  // Calls that waited for the server's directories that long are decided
+  // with what is known.
+  bool overdue = false;
+  for (auto& held : m_held) {
+    if (held.awaiting_directories && now - held.arrived >= m_settings.call_timeout) {
+      held.awaiting_directories = false;
+      overdue = true;
+    }
+  }
+  if (overdue) {
+    const int saved = m_listings_for_waiting;
+    m_listings_for_waiting = k_max_listings_for_waiting;
+    release_held(out, now);
+    m_listings_for_waiting = saved;
+  } else if (any) {
+    release_held(out, now);
+  }
+  if (m_view) {
+    m_view->forget_all(); // a failure no call took stays with none
+  }
+}
+
+void Guard::refuse_session_waits_after(const nlohmann::json& refused_initialize, Outbox& out)
+{
+  const auto waits = [](const Held& held) { return held.awaiting_session; };
+  const auto& message = member(member(refused_initialize, "error"), "message");
+  const std::string said = message.is_string()
+                             ? "its error: " + in_quotes(message.get_ref<const std::string&>())
+                             : "it gave no error message";
+  for (const Held& held : m_held) {
+    if (!waits(held)) {
+      continue;
+    }
+    answer_error(held.id, RpcError::server_error,
+                 "fsguard: " + held.tool + " was sent before the server answered initialize, "
+                   + "and the server refused initialize (" + said + "), so fsguard could not "
+                   + "check the call and did not send it. Fix what the server's error names, "
+                   + "then initialize again and call again.",
+                 out);
+    out.say(LogLevel::warn, "refused " + held.tool + " " + held.key
+                              + ": it waited for an initialize the server refused");
+    m_ledger.close(Peer::upstream, held.key);
+  }
+  std::erase_if(m_held, waits);
+}
+
+void Guard::refuse_overdue_session_waits(Clock::time_point now, Outbox& out)
+{
+  const auto overdue = [&](const Held& held) {
+    return held.awaiting_session && now - held.arrived >= m_settings.call_timeout;
+  };
+  if (std::none_of(m_held.begin(), m_held.end(), overdue)) {
+    return;
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(m_settings.call_timeout);
+  const std::string waited = std::to_string(seconds.count()) + " s (call_timeout_s)";
+  const bool initialized = m_paths.knows_server();
+  const bool stateless = m_era.era() == Era::stateless; // no initialize: server/discover
+  const std::string awaited =
+    initialized ? "the server's answer to fsguard's own list_allowed_directories (or get_file_info "
+                  "of those directories), which tells fsguard which files the server serves"
+    : stateless ? "the server's answer to fsguard's own server/discover, which tells fsguard "
+                  "which server it guards and how that server reads a call's paths"
+                : "the server's answer to initialize, which tells fsguard which server it guards "
+                  "and how that server reads a call's paths";
+  const std::string remedy =
+    initialized || stateless
+      ? "Call again; if this keeps happening, the server does not answer fsguard: "
+        "fsguard --check-setup shows what it sees."
+      : "Call tools once the initialize result has come; if it never does, the server "
+        "does not start or answer: fsguard --check-setup shows what it sees.";
+  for (const Held& held : m_held) {
+    if (!overdue(held)) {
+      continue;
+    }
+    answer_error(held.id, RpcError::server_error,
+                 "fsguard: " + held.tool + " waited " + waited + " for " + awaited
+                   + ". It never came, so fsguard could not check the call and did not send it. "
+                   + remedy,
+                 out);
+    out.say(LogLevel::warn, "refused " + held.tool + " " + held.key + ": it waited " + waited
+                              + " for " + awaited);
+    m_ledger.close(Peer::upstream, held.key);
+  }
+  std::erase_if(m_held, overdue);
+}
+
+void Guard::tick(Clock::time_point now, Outbox& out)
+{
+  expire(now, out);
+  std::vector<std::string> expired;
+  for (const auto& [key, pending] : m_overrides) {
+    if (now >= pending.deadline) {
+      expired.push_back(key);
+    }
+  }
+  for (const auto& key : expired) {
+    const nlohmann::json cancel = {
+      {"jsonrpc", "2.0"},
+      {"method", "notifications/cancelled"},
+      {"params", {{"requestId", m_overrides.at(key).question_id}, {"reason", "no answer in time"}}},
+    };
+    out.to_client.push_back(cancel.dump() + "\n");
+    m_ledger.close(Peer::client, key);
+    settle_override(key, nullptr,
+                    "no answer came within " + std::to_string(m_settings.override_timeout.count())
+                      + " s, so fsguard withdrew the question",
+                    out, now);
+  }
+  if (!m_paths.listing_in_flight() && !m_paths.probing()) {
+    m_listing_wait_since.reset();
+  } else if (!m_listing_wait_since) {
+    m_listing_wait_since = now;
+  } else if (now - *m_listing_wait_since > k_listing_timeout) {
+    out.say(LogLevel::warn, "the upstream did not answer fsguard's list_allowed_directories "
+                            "or get_file_info within 5 s; asking again");
+    m_paths.give_up_listings();
+    m_listing_wait_since.reset();
+    after_listing(out, now);
+  }
+  constexpr auto k_longest_pause = std::chrono::milliseconds(2000);
+  constexpr int k_most_retries = 12;
+  if (!m_paths.in_doubt()) {
+    m_next_listing.reset();
+    m_listing_pause = std::chrono::milliseconds(50);
+    m_listing_retries = 0;
+    return;
+  }
+  if (!m_next_listing) {
+    m_next_listing = now + m_listing_pause;
+    return;
+  }
+  if (now < *m_next_listing || !m_paths.wants_listing() || m_listing_retries >= k_most_retries) {
+    return;
+  }
+  m_paths.ask_for_listing(out);
+  ++m_listing_retries;
+  m_listing_pause = std::min(m_listing_pause * 2, k_longest_pause);
+  m_next_listing = now + m_listing_pause;
+}
+
+void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length,
+                                       std::size_t limit, Outbox& out, Clock::time_point now)
+{
+  const std::string sizes = std::to_string(length) + " bytes, over max_line_bytes ("
+                            + std::to_string(limit) + ")";
+  const std::string_view raw_id = trailing_id(tail);
+  const std::string key = raw_id.empty() ? std::string() : id_key_of_raw(raw_id);
+  const PendingRequest* pending = key.empty() ? nullptr : m_ledger.find(Peer::upstream, key);
+  if (pending == nullptr || (pending->expect == Expectation::guarded_call && !pending->call)) {
+    out.say(LogLevel::error, "dropped an upstream message of " + sizes
+                               + "; raise max_line_bytes in the config to relay it");
+    return;
+  }
+  auto closed = m_ledger.close(Peer::upstream, key);
+  PendingRequest& answered = closed.mapped();
+  out.say(LogLevel::error, "dropped the upstream's answer to " + answered.method + " " + key
+                             + " (" + sizes + ") and answered it with an error");
+  if (answered.expect == Expectation::own_listing) {
+    m_paths.listing_done();
+    // Read as a listing that could not be read, so the calls that waited
+    // for it are decided (with absolute paths alone) rather than time out.
+    m_paths.on_listing_result(nlohmann::json(), 0, true, out);
+    after_listing(out, now);
+    return;
+  }
+  if (answered.expect == Expectation::own_probe) {
+    m_paths.probe_done();
+    after_listing(out, now); // it may have been the last one the session waited for
+    return;
+  }
+  if (answered.expect == Expectation::own_identity) {
+    ServerFileReport report;
+    report.reason = "its answer to fsguard's get_file_info was " + sizes;
+    on_identity_answer(key, std::move(report), out, now);
+    return;
+  }
+  if (answered.expect == Expectation::own_verify) {
+    on_verify_answer(key,
+                     UpstreamRead{UpstreamRead::Outcome::failed, {},
+                                  "the server's answer to fsguard's read of it was " + sizes},
+                     out, now);
+    return;
+  }
+  if (answered.call && !answered.call->expired) {
+    const CallInFlight& call = *answered.call;
+    if (changes_files(call.what.role)) {
+      for (const auto& file : call.files) {
+        if (file) {
+          m_tracker.mark_unknown(*file, "the server's answer to the last change of it was too "
+                                        "long for fsguard to relay");
+        }
+      }
+    }
+    mark_busy(call, -1);
+  }
+  const std::string text = "fsguard: the server's answer was " + sizes
+                           + ", so fsguard could not relay it. Read large files in parts "
+                             "(head/tail), or raise max_line_bytes in fsguard's config.";
+  if (answered.from == Peer::client) {
+    answer_error(answered.id, RpcError::internal_error, text, out);
+  }
+  release_held(out, now);
+}
+
+std::vector<nlohmann::json> Guard::take_unanswered()
+{
+  m_held.clear();
+  m_overrides.clear(); // their calls are among the client's requests below
+  m_partial_checks.clear();
+  m_partial_reads.clear();
+  m_partial_holds = 0;
+  std::vector<nlohmann::json> ids;
+  for (auto& request : m_ledger.take_client_requests()) {
+    ids.push_back(std::move(request.id));
+  }
+  return ids;
+}
+
+} // namespace fsguard

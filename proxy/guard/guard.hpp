@@ -1,0 +1,632 @@
+// The session's guard: the ledger of requests in flight, the order of
+// guarded calls (held behind earlier calls on the same file, decided when
+// they run), and the record of what each guarded answer showed or changed.
+// Pure: it takes messages and settings, and puts the lines to send, the log
+// lines and the audit records into an Outbox. Its only I/O is the Disk.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "proxy/guard/call_in_flight.hpp"
+#include "proxy/guard/change_decision.hpp"
+#include "proxy/guard/guard_settings.hpp"
+#include "proxy/guard/identity_checks.hpp"
+#include "proxy/guard/ledger.hpp"
+#include "proxy/jsonrpc/message.hpp"
+#include "proxy/guard/outbox.hpp"
+#include "proxy/jsonrpc/outgoing_line.hpp"
+#include "proxy/jsonrpc/plain_tool_call.hpp"
+#include "proxy/jsonrpc/protocol_era.hpp"
+#include "proxy/guard/server_paths.hpp"
+#include "proxy/guard/shared_ledger.hpp"
+#include "proxy/guard/upstream_view.hpp"
+#include "tracker/kept_texts.hpp"
+#include "tracker/string_key_hash.hpp"
+#include "tracker/tool_map.hpp"
+#include "tracker/tracker.hpp"
+
+namespace fsguard {
+
+// How long an agent takes at least to act on what fsguard showed it in its
+// own texts (a veto's diff, a note on a rebase or a merge): a call that
+// reaches fsguard sooner was written before the agent could take it in
+// (the calls of one model turn, sent together or one after another), so
+// that text does not license it.
+inline constexpr std::chrono::milliseconds k_take_in_time{250};
+
+class Guard {
+public:
+  using Clock = std::chrono::steady_clock;
+
+  // `home` and `cwd` are the upstream's home directory and working directory.
+  // With settings.verify upstream, the guard learns files from the upstream
+  // and touches no `disk`.
+  Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string cwd);
+
+  // Applies new `settings` (mode, tools, limits) without losing what was
+  // read. The verify setting stays as the guard started.
+  void set_settings(GuardSettings settings);
+
+  // Whether audit records are wanted in the Outbox.
+  void set_auditing(bool auditing) { m_auditing = auditing; }
+
+  // How the upstream resolves paths (for the relay's listing schedule).
+  ServerPaths& server_paths() { return m_paths; }
+
+  // Takes a client request `request` (parsed) whose raw text is `line`:
+  // forwards it, refuses it, answers it with a veto, or holds it until
+  // earlier calls on its files are answered. `content` is what the reader
+  // found of params.arguments.content. `now` starts its clock. A borrowed
+  // `line` goes into `out` as it is, or is copied if the guard keeps it.
+  void on_client_request(OutgoingLine line, const nlohmann::json& request,
+                         ContentArgument content, Outbox& out,
+                         Clock::time_point now = Clock::now());
+
+  // Takes a client notification `notification` whose raw text is `line`.
+  void on_client_notification(OutgoingLine line, const nlohmann::json& notification, Outbox& out,
+                              Clock::time_point now = Clock::now());
+
+  // Takes the client's answer `response` (raw text `line`) to a request of
+  // the upstream's, or of fsguard's own, which came at `now`.
+  void on_client_response(OutgoingLine line, const nlohmann::json& response, Outbox& out,
+                          Clock::time_point now = Clock::now());
+
+  // The upstream sent a request `method` with id key `key`.
+  void on_upstream_request(const std::string& key, std::string_view method);
+
+  // Takes the upstream's answer `line` to `key`, already `skimmed`; may
+  // release held calls into `out`. Returns false if the answer must not
+  // reach the client as it is: it is dropped, or `out` carries fsguard's
+  // version of it (a stale change fsguard carried over, with a note for the
+  // agent). Parses the line fully only when its content matters. `line`
+  // must stay valid until the next settle_reads(), which reads the text a
+  // read showed from it.
+  // `first_text`, if not null, is the text of the answer's first content
+  // block, decoded as it was skimmed, which the guard may take.
+  // `answered` is what find_answer(key) found, with nothing changed since.
+  bool on_upstream_response(Ledger::Answered answered, const std::string& key,
+                            std::string_view line, const SkimmedMessage& skimmed, Outbox& out,
+                            Clock::time_point now = Clock::now(),
+                            DecodedAnswerText* first_text = nullptr);
+  bool on_upstream_response(const std::string& key, std::string_view line,
+                            const SkimmedMessage& skimmed, Outbox& out,
+                            Clock::time_point now = Clock::now())
+  {
+    return on_upstream_response(find_answer(key), key, line, skimmed, out, now);
+  }
+
+  // The request that the upstream's answer `key` answers, found once and
+  // handed to close_relayed_request(), answer_text_wanted() and
+  // on_upstream_response(), so that none of them looks the key up again.
+  Ledger::Answered find_answer(const std::string& key)
+  {
+    return m_ledger.find_answered(Peer::upstream, key);
+  }
+
+  // The most bytes of text worth decoding as the upstream's answer that
+  // `answered` answers is skimmed (decode_sdk_answer_text()): its call is a
+  // whole read whose text fsguard keeps, and would decode anyway. Nothing
+  // for any other answer.
+  std::optional<std::size_t> answer_text_wanted(const Ledger::Answered& answered) const;
+
+  // A client's tools/call of the plain shape (scan_plain_tool_call) that
+  // the guard takes without a parse, as scan_plain_call() found it.
+  struct PlainCall {
+    PlainToolCall scanned;                     // views into the line
+    const ToolMap::value_type* tool = nullptr; // the guarded tool; null: one only relayed
+  };
+
+  // The client's line `text` (without its newline) when it is a tools/call
+  // of the plain shape of a tool fsguard only relays or guards; for a
+  // guarded one, its arguments are read into `arguments`. Nothing for
+  // anything else, which on_client_request() takes: the client's listing of
+  // allowed directories, any call before the initialize result, another
+  // shape, arguments the fast reader leaves to the full parse.
+  std::optional<PlainCall> scan_plain_call(std::string_view text,
+                                           PlainCallArguments& arguments) const;
+
+  // Takes the plain call `call` that scan_plain_call() has just found in
+  // the client's `line` (with its newline), with the `arguments` it read
+  // (their content is moved from), exactly as on_client_request() takes
+  // the line parsed: recorded in the ledger, and forwarded, or for a
+  // guarded tool run, refused or held. False, with `line` untouched and
+  // nothing recorded, when its id is still pending (on_client_request()
+  // refuses it). `now` starts its clock.
+  bool take_plain_call(OutgoingLine& line, const PlainCall& call, PlainCallArguments& arguments,
+                       Outbox& out, Clock::time_point now = Clock::now());
+
+  // If the client's request that the upstream's answer `key` answers is one
+  // fsguard only relays (Expectation::relay: a call of a tool it does not
+  // guard), closes it and returns true: the answer needs nothing else from
+  // the guard, so it goes to the client without a skim. False, and nothing
+  // closed, otherwise: on_upstream_response() takes the answer.
+  bool close_relayed_request(Ledger::Answered& answered)
+  {
+    return m_ledger.close_if(answered, Expectation::relay); // as on_upstream_response() would
+  }
+  bool close_relayed_request(const std::string& key)
+  {
+    auto answered = find_answer(key);
+    return close_relayed_request(answered);
+  }
+
+  // The upstream's answer whose last bytes are `tail` was `length` bytes,
+  // over `limit`, and was dropped: its request, if fsguard can tell which,
+  // is answered with an error rather than left waiting for ever.
+  void on_upstream_answer_dropped(std::string_view tail, std::size_t length, std::size_t limit,
+                                  Outbox& out, Clock::time_point now = Clock::now());
+
+  // Records the changes whose answers have just been forwarded (the file's
+  // fingerprint after each), hashes the files of reads whose responses have
+  // (see Tracker::settle_reads), and keeps the texts those reads showed
+  // whole where they match the files' hashes: the agent's wait does not
+  // include it. Every decision on a change settles first.
+  void settle_reads();
+
+  // Guarded calls unanswered for longer than the call timeout at `now`
+  // stop holding back the calls behind them; their files need a new read.
+  void expire(Clock::time_point now, Outbox& out);
+
+  // What the guard does with time, called every fraction of a second:
+  // expire() and, while the server's allowed directories are in doubt, ask
+  // for them again after a growing pause. The guard alone decides when.
+  void tick(Clock::time_point now, Outbox& out);
+  // How soon tick() should come again: often while the directories are in
+  // doubt, seldom otherwise.
+  std::chrono::milliseconds tick_pause() const
+  {
+    return std::chrono::milliseconds(m_paths.in_doubt() ? 50 : 500);
+  }
+
+  // True while fsguard holds client calls that have not gone upstream yet
+  // (waiting behind others, or for the person's answer).
+  bool holds_calls() const
+  {
+    return !m_held.empty() || !m_overrides.empty() || m_partial_holds > 0;
+  }
+
+  // The client has gone: no question to the person can be answered now.
+  void on_client_gone(Outbox& out, Clock::time_point now = Clock::now());
+
+  // Removes the client's unanswered requests (held ones included) and
+  // returns their ids, to answer them when the upstream is gone.
+  std::vector<nlohmann::json> take_unanswered();
+
+  // The tracker's record of `path` (tests and diagnostics).
+  const SeenRecord* record(const std::string& path) const { return m_tracker.find(path); }
+
+  // The texts kept of what the agent saw whole (tests and diagnostics).
+  const KeptTexts& kept_texts() const { return m_kept; }
+
+  // Takes the records `saved` by an earlier session that its files still
+  // bear out (see Tracker::restore), before the first call: the agent knows
+  // them from moment 0. Returns how many it took.
+  std::size_t restore(const std::vector<SavedRecord>& saved);
+
+  // The records to save for a later session, at most `limit` (see
+  // Tracker::saved), and a number that goes up when they may have changed.
+  std::vector<SavedRecord> saved_records(std::size_t limit) const { return m_tracker.saved(limit); }
+  std::uint64_t records_generation() const { return m_tracker.generation(); }
+
+  // Leaves what the guard knows of each file (the tracker's records, the
+  // kept texts) to the process's exit rather than freeing it node by node
+  // when the guard is destroyed, which costs more with every file read.
+  // Only for a guard whose process exits next, once its records are saved:
+  // the guard knows no file afterwards.
+  void leave_files_to_exit();
+
+  // The ledger the writes of every session sharing it go to, and a changed
+  // veto asks who wrote the content on disk (nullptr: none). Not owned.
+  void set_shared_ledger(SharedLedger* ledger) { m_shared_ledger = ledger; }
+
+private:
+  struct Held {
+    std::string line; // owned: the reader's buffer moves on while it waits
+    nlohmann::json id;
+    std::string tool;
+    nlohmann::json arguments; // as parsed, minus a write's content
+    ContentArgument content;
+    std::string key;
+    std::uint64_t sent_at = 0;
+    bool awaiting_directories = false; // re-described once they are known
+    bool awaiting_session = false; // arrived before fsguard knew the session (knows_session())
+    std::optional<CallInFlight> described; // as last described: later calls wait behind it
+    Clock::time_point arrived{};
+  };
+
+  enum class Outcome { ran, held, waiting_for_directories, waiting_for_session };
+  // A version of a file fsguard showed the agent in full (a veto's complete
+  // diff over what it read whole).
+  struct ShownVersion {
+    std::string file;
+    Fingerprint fingerprint;
+    std::string text;
+  };
+  // What the check of a change found: a veto, or none; the veto a stale
+  // change would have had when fsguard carried it over instead.
+  struct Verdict {
+    std::optional<Veto> veto;
+    std::optional<ShownVersion> shown; // the veto shows the agent this version
+    std::optional<Veto> carried_over;  // rebased or merged despite this
+  };
+  // A text a whole read showed (`read`) or the agent wrote, as its raw
+  // JSON string, kept once the file's hash confirms it. A read's text is
+  // not copied: `in_answer` points into the answer's line, which stays valid
+  // until settle_reads() (see on_upstream_response); a written one is owned.
+  struct ShownText {
+    std::string file{};
+    TextBytes owned{}; // raw JSON, or the text itself if `decoded`
+    std::string_view in_answer{};
+    bool read = false;
+    std::uint64_t shown_at = 0; // a read's: the moment its answer was shown
+    bool is_file_bytes = false; // its tool's text is the file's bytes (ToolSpec)
+    bool decoded = false;       // `owned` is the text, not its JSON string
+    std::optional<ContentHash> hash{}; // the text's, when known (a decoded write's)
+    // A read's: the hash its text paid for its record (settle_from_answer).
+    std::optional<ContentHash> paid_with{};
+    // A read's: the file size its record owed a hash for when the answer
+    // came (Tracker::finish_read); none if it owed none.
+    std::optional<std::int64_t> owed_size{};
+    // A read's text decoded as its answer was skimmed: what the decoder saw
+    // of it (`owned` is the text, and `decoded` set).
+    std::optional<DecodedFacts> facts{};
+    std::string_view raw() const { return owned.empty() ? in_answer : owned.view(); }
+  };
+  // What fsguard showed the agent of `file` in its own text at `shown`,
+  // which licenses calls that arrive k_take_in_time later: a veto's diff
+  // shows `version` (applied if the record is still the one it was shown
+  // against, `hash` known since `known_since`); a note shows the record
+  // `hash`, which awaits its moment (k_not_yet). Either is over `over`, the
+  // version the agent had seen whole before.
+  struct ShownKnowledge {
+    std::string file;
+    Clock::time_point shown{};
+    std::optional<Fingerprint> version;
+    ContentHash hash{};
+    std::uint64_t known_since = 0;
+    ContentHash over{};
+  };
+  // A vetoed change the person is being asked to allow (override: ask):
+  // the call as it would go upstream, its verdict, the content of its file
+  // the person was shown (allowed only if it still holds), and when the
+  // question was sent and when it expires.
+  struct PendingOverride {
+    std::string line; // owned, as a held call's
+    CallInFlight call;
+    std::string key; // the call's, toward the upstream
+    Verdict verdict;
+    // The hash of the bytes the question was made from (the diff's, the
+    // preview's), or of the file when it showed none of its content.
+    std::optional<ContentHash> shown;
+    Clock::time_point asked{};
+    Clock::time_point deadline{};
+    nlohmann::json question_id;
+  };
+  // A change of the agent's, answered: recorded once the answer has gone to
+  // the agent (settle_reads()).
+  struct AnsweredChange {
+    std::string file; // canonical
+    std::string tool;
+    std::uint64_t sent_at = 0;                // the agent knows the result from then on
+    std::optional<ContentHash> expected;      // what the change should have left
+    std::optional<std::string> expected_text; // with the hash `expected`, when known
+    ReadExtent extent = ReadExtent::partial;  // what the agent knows of the result
+    std::optional<WrittenContent> written;    // a write's content, to keep
+
+    // The bytes whose hash is `expected`, when at hand, with their traits
+    // when the reader's decoder told them.
+    std::optional<ExpectedBytes> expected_bytes() const
+    {
+      if (expected_text) {
+        return ExpectedBytes{*expected_text};
+      }
+      if (written && !written->raw && written->hash == expected) {
+        return ExpectedBytes{written->bytes.view(), written->traits};
+      }
+      return std::nullopt;
+    }
+  };
+  // A write of the agent's through fsguard that left a known content.
+  struct OwnWrite {
+    ContentHash hash{};
+    std::string tool;
+    std::string path;
+    std::uint64_t sent_at = 0;
+  };
+  // A partial read through the upstream (verify: upstream): fsguard reads
+  // its file whole before the read goes upstream (the read waits for that
+  // answer: the server serves requests concurrently, so a read sent with
+  // the part could find the file after it) and again once it is answered.
+  // The part counts only if both found the same content and the part is in
+  // it (the file held still around the read, as a stat shows with verify:
+  // local); the record is then that content, partly seen.
+  struct PartialCheck {
+    std::string file;
+    std::string raw; // the path as the client spelled it
+    std::string after_key;
+    std::optional<UpstreamRead> before;
+    std::optional<UpstreamRead> after;
+    std::optional<std::string> shown; // the part, once the read is answered
+    ReadView view = ReadView::utf8_text;
+    std::string reason;
+    std::uint64_t shown_at = 0;
+    Clock::time_point asked{};
+    bool holds_file = false; // calls on the file wait for it
+  };
+  struct Attempt {
+    Outcome outcome = Outcome::ran;
+    std::optional<CallInFlight> call; // held: as described now
+  };
+  // The calls in flight on one file.
+  struct Busy {
+    int calls = 0;
+    int moves = 0;
+    int changes = 0; // writes, edits and moves
+  };
+  using BusyMap = std::unordered_map<std::string, Busy, StringKeyHash>;
+
+  const ToolMap& tools() const;
+  // The tool `name` and its spec when fsguard guards its calls; null when it
+  // only relays them: a tool it does not know, or one only confine_to looks
+  // at while confine_to is empty.
+  const ToolMap::value_type* guarded_tool(std::string_view name) const;
+  // Whether the answer to the client's call of tool `name` tells fsguard the
+  // allowed directories: list_allowed_directories, when it reads them and
+  // the tools map does not name that tool.
+  bool reads_client_listing(std::string_view name) const;
+  std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
+  // The call `what` with id `id` as it goes upstream: its files resolved
+  // now; `content_hash` is its content's, for a write.
+  std::unique_ptr<CallInFlight> describe(const nlohmann::json& id, GuardedCall&& what,
+                                         const std::optional<ContentHash>& content_hash) const;
+  // Runs the client's call `line` (id `id`, its key `key`, ledger entry
+  // `entry`), which the tool map in force now describes as `what` (nothing:
+  // no longer a file tool), unless it must wait for the calls `held_before`
+  // it or in flight, or for the server's directories.
+  Attempt try_run(OutgoingLine& line, const nlohmann::json& id,
+                  std::optional<GuardedCall>&& what, ContentArgument& content,
+                  const std::string& key, PendingRequest& entry, std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
+                  Outbox& out, Clock::time_point now);
+  // Runs, refuses or holds the client's guarded call `line` (id `id`, its
+  // key `key`, ledger entry `entry` just opened) of `tool` with
+  // `arguments`, described as `what`; `content` is what the reader found
+  // of its content.
+  void run_new_call(OutgoingLine& line, const nlohmann::json& id, const std::string& key,
+                    const std::string& tool, const nlohmann::json& arguments,
+                    std::optional<GuardedCall>&& what, ContentArgument content,
+                    PendingRequest& entry, Outbox& out, Clock::time_point now);
+  bool awaits_directories(const CallInFlight& call) const;
+  // Whether fsguard knows the session: the initialize result named the
+  // server (its tools map), and its allowed directories are learned where
+  // it has them. Until then no call the guard describes is decided.
+  bool knows_session() const
+  {
+    return m_paths.knows_server() && !m_paths.learning_directories();
+  }
+  // Refuses the calls that waited longer than the call timeout at `now`
+  // for fsguard to know the session.
+  void refuse_overdue_session_waits(Clock::time_point now, Outbox& out);
+  // Refuses at once the calls that waited for the initialize result, when
+  // the server answered it with the error `refused_initialize`.
+  void refuse_session_waits_after(const nlohmann::json& refused_initialize, Outbox& out);
+  // verify: upstream: the files whose content a change by `call` is
+  // decided on (a move's destination; a write's or an edit's file), or
+  // that a partial read `call` is cut from.
+  std::vector<std::size_t> verified_files(const CallInFlight& call) const;
+  // verify: upstream: asks the upstream for the files `call`'s change is
+  // decided on (or its partial read is cut from), unless their text is at
+  // hand. True while it must wait.
+  bool awaits_upstream(const CallInFlight& call, Outbox& out, Clock::time_point now);
+  // Sends fsguard's own read of `raw` (the server's spelling of `file`),
+  // returning its id key.
+  std::string ask_upstream(const std::string& raw, Outbox& out);
+  // Takes the upstream's answer `line` to fsguard's read `key`.
+  void on_verify_answer(const std::string& key, const UpstreamRead& read, Outbox& out,
+                        Clock::time_point now);
+  // With path_map: the files whose identity a change by `call` is decided
+  // on (proxy/guard/guard_identity.cpp), each asked of the server before it goes.
+  std::vector<std::size_t> identity_files(const CallInFlight& call) const;
+  // Asks the server's get_file_info of those files not yet reported. True
+  // while it must wait.
+  bool awaits_identity(const CallInFlight& call, Outbox& out, Clock::time_point now);
+  // A not_visible veto when the server's report of one of them shows another
+  // file than fsguard's own stat; the reports are used up.
+  std::optional<Veto> identity_veto(const CallInFlight& call);
+  // Takes the upstream's `report` for fsguard's get_file_info `key`.
+  void on_identity_answer(const std::string& key, ServerFileReport report, Outbox& out,
+                          Clock::time_point now);
+  // verify: upstream: records what the successful read `call` (its answer
+  // `response`) showed, from the text it showed.
+  void record_upstream_read(const CallInFlight& call, std::string_view line,
+                            const SkimmedMessage& skimmed, const nlohmann::json& response,
+                            ReadExtent extent, const std::string& reason,
+                            std::uint64_t shown_at, Outbox& out);
+  // verify: upstream: records `file` after the agent's change `call`, which
+  // should have left `expected` (`expected_text` where known).
+  void record_upstream_change(const CallInFlight& call, const std::string& file,
+                              const std::optional<ContentHash>& expected,
+                              const std::optional<std::string>& expected_text,
+                              ReadExtent extent, std::uint64_t known_since);
+  // `delta` calls of `role` in flight on `file` (a partial check: a read).
+  void mark_file_busy(const std::string& file, int delta, ToolRole role = ToolRole::read);
+  // The entry of `file` in m_busy, added (all counts 0) if it is idle.
+  BusyMap::iterator busy_entry(const std::string& file);
+  // Records partial check `number` once all three of its texts are in.
+  void finish_partial_check(std::uint64_t number, Outbox& out);
+  // Drops partial check `number`, freeing its file.
+  void drop_partial_check(std::uint64_t number);
+  std::optional<Veto> confinement_veto(const CallInFlight& call) const;
+  bool blocked(const CallInFlight& call,
+               const std::vector<const CallInFlight*>& held_before) const;
+  bool server_refuses(const std::string& file) const;
+  // The content of `file` if it still is what the agent's record shows.
+  std::optional<std::string> content_seen(const std::string& file);
+  // Decides the call `call` (raw request `line`, id key `key`, ledger entry
+  // `entry`) and sends it upstream, or refuses it.
+  void start(OutgoingLine line, std::unique_ptr<CallInFlight> call, const std::string& key,
+             PendingRequest& entry, Outbox& out, Clock::time_point now);
+  // Refuses the change `call` (upstream key `key`) with `verdict`'s veto,
+  // recording what the veto shows the agent.
+  void veto_change(const CallInFlight& call, const std::string& key, Verdict& verdict,
+                   std::int64_t latency_us, Outbox& out, Clock::time_point now);
+  // Sends the call `call` (raw request `line`) upstream, recording it in its
+  // ledger entry `entry`.
+  void forward(OutgoingLine line, std::unique_ptr<CallInFlight> call, PendingRequest& entry,
+               Outbox& out, Clock::time_point now);
+  // Whether to ask the person about `veto` before refusing.
+  bool asks_person(const Veto& veto) const;
+  void ask_person(OutgoingLine line, CallInFlight call, const std::string& key, Verdict verdict,
+                  Outbox& out, Clock::time_point now);
+  // The client's `answer`, at `now`, to the override question `key`; or its
+  // absence (`answer` null), `no_answer` saying why, e.g. "no answer came
+  // within 30 s, so fsguard withdrew the question".
+  void settle_override(const std::string& key, const nlohmann::json* answer,
+                       std::string_view no_answer, Outbox& out, Clock::time_point now);
+  // Decides the change `call` (raw request `line`, rewritten when a stale
+  // write is merged): each file's facts gathered and handed to decide()
+  // (proxy/guard/change_decision.hpp), the one decision on every change.
+  Verdict decide_change(CallInFlight& call, OutgoingLine& line);
+  // The path by which `call` changes its file number `index`.
+  static ChangePath change_path(const CallInFlight& call, std::size_t index);
+  // The decision on `call` (raw request `line`), whose veto of code
+  // `accepted` the person allowed for the content they were shown (the
+  // caller checks the file still holds it): the same decide() as every
+  // change, as ChangePath::accepted_override, so a rule the person was not
+  // asked about (the keep-the-change rule, a check that now finds another
+  // veto) still refuses it. For settle_override() on an accept.
+  ChangeDecision decide_accepted(const CallInFlight& call, std::string_view line,
+                                 VetoCode accepted);
+  // What the keep-the-change rule finds of the content that `call` (raw
+  // request `line`), a change of `file` by `path`, would leave: a write's
+  // content, a move's source bytes.
+  ShownChange shown_change(const CallInFlight& call, std::string_view line, ChangePath path,
+                           const std::string& file);
+  // Whether `written` (nothing: not known) keeps the change `record`'s
+  // shown_over names, as the kept texts of both its versions show it.
+  bool keeps_shown_change(const SeenRecord& record, const std::optional<std::string>& written);
+  // The content of the write `call` (raw request `line`), if at most the
+  // kept texts' file size and with the content hash the call was described
+  // with.
+  std::optional<std::string> checked_written_text(const CallInFlight& call, std::string_view line);
+  // The content the write `call` (raw request `line`) puts in its file, if
+  // at most `max_bytes`: as the reader decoded it, or else from the line.
+  static std::optional<std::string> written_text(const CallInFlight& call, std::string_view line,
+                                                 std::size_t max_bytes);
+  // The `veto` of a change of `file` that changed since the agent saw it,
+  // made into what the agent can act on: the diff, a rebase or a merge.
+  Verdict stale_change(CallInFlight& call, OutgoingLine& line, const std::string& file,
+                       Veto veto);
+  // Whether the client shows the model all of `answer` (see client_limits).
+  bool client_shows_whole(std::string_view answer) const;
+  // Who made the change of `file` from the agent's `record` to `current`.
+  std::string cause_of(const std::string& file, const SeenRecord* record,
+                       const ContentHash& current) const;
+  void keep_text(const ContentHash& hash, TextBytes text);
+  // Pays the hash the read that showed `shown` owes with the text itself,
+  // when it is the file's bytes exactly (Tracker::settle_from_text), and
+  // keeps that text: the file is not read again. Returns the text's hash,
+  // if it paid.
+  std::optional<ContentHash> settle_from_answer(ShownText& shown);
+  // Records what fsguard showed the agent in its own texts, once
+  // k_take_in_time has passed at `now`.
+  void take_in_shown(Clock::time_point now);
+  void remember_shown(ShownKnowledge shown);
+  // Records what follows from the agent's change `change` once its file's
+  // record is taken (`record`, the tracker's record of the file as it left
+  // it, null if none): the own write that names the cause of a later
+  // change, the shared ledger's entry, and the text it left, to keep.
+  void after_change_recorded(AnsweredChange change, const SeenRecord* record);
+  void refuse(const CallInFlight& call, const std::string& key, Veto veto, Outbox& out);
+  // `file` (fsguard's canonical path) as the server spells it (path_map).
+  std::string server_spelling(const std::string& file) const;
+  // The veto of a change to `file` below a server directory fsguard cannot
+  // see; nothing if it can.
+  std::optional<Veto> unseen_veto(const std::string& file) const;
+  void answer_error(const nlohmann::json& id, RpcError code, std::string_view message, Outbox& out);
+  void audit(const CallInFlight& call, std::string_view decision, const std::optional<Veto>& veto,
+             std::int64_t latency_us, Outbox& out) const;
+  // Takes what the client's request of `method` said of the client
+  // (`facts`): the session's era, the client's name and capabilities.
+  // True when it opened a 2026-era session whose server fsguard must ask
+  // about (ask_server()).
+  bool learn_client(const std::optional<ClientFacts>& facts, std::string_view method);
+  // Sends fsguard's own server/discover, in the session's era, to learn
+  // which server it is (what initialize tells in the 2025 era).
+  void ask_server(Outbox& out);
+  // When the answer `line` to the change `call` says it has not finished
+  // (a 2026-era task or input_required), records its files' outcome as
+  // unknown and returns true; false for any other answer.
+  bool unfinished_change(const CallInFlight& call, std::string_view line, Outbox& out);
+  // Records what `call`'s answer `line` showed or changed. Returns false
+  // when `out` carries fsguard's version of the answer instead (a note on
+  // a stale change it carried over).
+  bool record_answer(CallInFlight& call, std::string_view line, const SkimmedMessage& skimmed,
+                     Outbox& out, Clock::time_point now, DecodedAnswerText* first_text);
+  // Whether the text that `call`, a read, shows of its one file is kept
+  // once its answer shows it whole (record_answer(); answer_text_wanted()
+  // asks before the answer is skimmed).
+  bool keeps_text_shown(const CallInFlight& call) const;
+  void mark_busy(const CallInFlight& call, int delta);
+  void release_held(Outbox& out, Clock::time_point now);
+  void after_listing(Outbox& out, Clock::time_point now);
+
+  std::unique_ptr<UpstreamView> m_view; // verify: upstream
+  Disk& m_disk;                         // the view, or the disk given
+  GuardSettings m_settings;
+  bool m_auditing = false;
+  Tracker m_tracker;
+  Ledger m_ledger;
+  ServerPaths m_paths;
+  SessionEra m_era; // the session's era, and what the client's requests said of it
+  std::string m_client_name; // clientInfo.name from initialize or the 2026 envelope
+  bool m_client_elicits = false; // it declared form elicitation, and fsguard can ask it
+  std::map<std::string, PendingOverride> m_overrides; // by the question's id key
+  std::uint64_t m_next_question = 0;
+  std::map<std::uint64_t, PartialCheck> m_partial_checks; // by number
+  std::map<std::string, std::uint64_t> m_partial_reads;    // fsguard's read's id key -> check
+  std::uint64_t m_next_partial_check = 0;
+  int m_partial_holds = 0; // checks that calls on their files wait for
+  std::uint64_t m_next_verify = 0;
+  IdentityChecks m_identity;          // path_map: the server's reports of files
+  std::uint64_t m_next_identity = 0;
+  SharedLedger* m_shared_ledger = nullptr;
+  // Orders what the client sent and what it was shown: a read shown after
+  // a call was sent cannot have informed that call.
+  std::uint64_t m_moment = 0;
+  BusyMap m_busy; // canonical path -> calls in flight
+  // The entry of the last file that fell idle, kept to take in the next
+  // busy one: one node and one path's room at most.
+  BusyMap::node_type m_spare_busy;
+  KeptTexts m_kept;
+  std::vector<ShownText> m_shown_texts;          // reads' texts, until their hashes settle
+  std::vector<AnsweredChange> m_answered_changes; // until settle_reads() records them
+  std::deque<OwnWrite> m_own_writes;             // the latest, to name the cause of a change
+  std::deque<ShownKnowledge> m_shown_knowledge;  // at most one a file
+  static constexpr std::size_t k_shown_knowledge_kept = 256;
+  static constexpr std::size_t k_own_writes_kept = 64;
+  int m_moves_in_flight = 0;
+  std::deque<Held> m_held;
+  // Listings asked for calls awaiting the directories, and how many at most
+  // before those calls are decided with what is known.
+  int m_listings_for_waiting = 0;
+  // The retry of a listing while the directories are in doubt: when, and
+  // the pause after it (doubling from 50 ms to 2 s, at most 12 tries).
+  std::optional<Clock::time_point> m_next_listing;
+  std::chrono::milliseconds m_listing_pause{50};
+  int m_listing_retries = 0;
+  std::optional<Clock::time_point> m_listing_wait_since; // a listing of ours in flight
+  // How long fsguard waits for the answer to one of its listings.
+  static constexpr std::chrono::seconds k_listing_timeout{5};
+  static constexpr int k_max_listings_for_waiting = 50;
+};
+
+} // namespace fsguard

@@ -1,0 +1,85 @@
+#include "proxy/guard/identity_checks.hpp"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/protocol_era.hpp"
+
+namespace fsguard {
+
+std::string identity_request(const std::string& id, const std::string& path,
+                             const nlohmann::json& envelope)
+{
+  const nlohmann::json message = {
+    {"jsonrpc", "2.0"},
+    {"id", id},
+    {"method", "tools/call"},
+    {"params", {{"name", "get_file_info"}, {"arguments", {{"path", path}}}}},
+  };
+  return own_request_line(message, envelope);
+}
+
+ServerFileReport identity_outcome(const nlohmann::json& response)
+{
+  const auto& result = member(response, "result");
+  const auto& content = member(result, "content");
+  const auto& text = content.is_array() && content.size() == 1 ? member(content.front(), "text")
+                                                                : nlohmann::json();
+  if (!result.is_object() || !text.is_string()) {
+    ServerFileReport report;
+    const auto& message = member(member(response, "error"), "message");
+    report.reason = message.is_string() ? message.get<std::string>()
+                                        : std::string("its answer held no text");
+    return report;
+  }
+  const auto& is_error = member(result, "isError");
+  return parse_server_file_report(text.get_ref<const std::string&>(),
+                                  is_error.is_boolean() && is_error.get<bool>());
+}
+
+void IdentityChecks::asked(const std::string& file, std::string key, Clock::time_point now)
+{
+  m_known.erase(file);
+  m_asked[file] = Asked{std::move(key), now};
+}
+
+std::optional<std::string> IdentityChecks::answered(const std::string& key,
+                                                    ServerFileReport report)
+{
+  const auto found = std::find_if(m_asked.begin(), m_asked.end(),
+                                  [&](const auto& entry) { return entry.second.key == key; });
+  if (found == m_asked.end()) {
+    return std::nullopt; // given up on
+  }
+  std::string file = found->first;
+  m_asked.erase(found);
+  m_known[file] = std::move(report);
+  return file;
+}
+
+const ServerFileReport* IdentityChecks::known(const std::string& file) const
+{
+  const auto found = m_known.find(file);
+  return found == m_known.end() ? nullptr : &found->second;
+}
+
+std::vector<std::string> IdentityChecks::expire(Clock::time_point before)
+{
+  std::vector<std::string> expired;
+  for (auto entry = m_asked.begin(); entry != m_asked.end();) {
+    if (entry->second.at < before) {
+      expired.push_back(entry->first);
+      ServerFileReport report;
+      report.reason = "it did not answer fsguard's get_file_info within call_timeout_s";
+      m_known[entry->first] = std::move(report);
+      entry = m_asked.erase(entry);
+    } else {
+      ++entry;
+    }
+  }
+  return expired;
+}
+
+} // namespace fsguard
