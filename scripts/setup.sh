@@ -66,12 +66,14 @@ step "setting up for: $purpose"
 # What the build of fsguard links (CMakeLists.txt: find_package and
 # pkg_check_modules), and the tools that build it.
 # dpkg-dev: cpack -G DEB (dpkg-shlibdeps), the README's package step and the
-# package.deb test.
+# package.deb test. libssl-dev: OpenSSL's libcrypto, for the HMAC of
+# fsguard's own requestState in the 2026 era (a well-kept implementation
+# every Debian system has the library of, rather than one of fsguard's own).
 run_packages=(
   cmake g++ make pkg-config
   libboost1.81-dev libboost-filesystem1.81-dev
   nlohmann-json3-dev libxxhash-dev libutf8proc-dev libgit2-dev libsqlite3-dev
-  dpkg-dev
+  libssl-dev dpkg-dev
 )
 # What only the tests use: doctest (unit tests), clang and libclang-rt
 # (tests/fuzz), valgrind (tests/bench), strace (syscalls per call:

@@ -342,6 +342,9 @@ void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
     return;
   }
   PendingRequest entry;
+  if (method == "tools/call" && take_retry(line, request, entry.retry, out, now) == RetryTake::refused) {
+    return; // a requestState claiming to be fsguard's that is not good
+  }
   entry.from = Peer::client;
   entry.id = id;
   entry.method = std::string(method);
@@ -937,6 +940,10 @@ void Guard::start(OutgoingLine line, std::unique_ptr<CallInFlight> owned, const 
   CallInFlight& call = *owned;
   if (changes_files(call.what.role)) {
     settle_reads(); // no change goes upstream while a read's hash or a change's record is owed
+    if (entry.retry && m_settings.mode == Mode::enforce
+        && settle_retry(line, owned, key, entry, out, now)) {
+      return; // the person's answer in the 2026 era decided it
+    }
     const auto began_ns = m_disk.now_ns();
     Verdict verdict = decide_change(call, line);
     const auto latency_us = microseconds_between(began_ns, m_disk.now_ns());
@@ -947,6 +954,12 @@ void Guard::start(OutgoingLine line, std::unique_ptr<CallInFlight> owned, const 
         ask_person(std::move(line), std::move(call), key, std::move(verdict), out, now);
         return;
       }
+      if (asks_in_answer(*veto, entry, line.text())) {
+        audit(call, "ask", veto, latency_us, out);
+        ask_in_answer(call, key, verdict, line.text(), out, now);
+        return;
+      }
+      note_override_outcome(*verdict.veto, entry, line.text());
       veto_change(call, key, verdict, latency_us, out, now);
       return;
     }
@@ -1030,6 +1043,9 @@ void Guard::forward(OutgoingLine line, std::unique_ptr<CallInFlight> owned, Pend
   }
   owned->started = now;
   mark_busy(call, +1);
+  if (changes_files(call.what.role)) {
+    forward_change_line(line);
+  }
   entry.call = std::move(owned);
   out.to_upstream.push_back(std::move(line));
 }
@@ -1038,8 +1054,8 @@ void Guard::veto_change(const CallInFlight& call, const std::string& key, Verdic
                         std::int64_t latency_us, Outbox& out, Clock::time_point now)
 {
   Veto& veto = *verdict.veto;
-  if (m_settings.override_mode == Override::ask && !m_client_elicits
-      && veto.override_outcome.empty() && may_override(veto.code)) {
+  if (m_era.era() == Era::handshake && m_settings.override_mode == Override::ask
+      && !m_client_elicits && veto.override_outcome.empty() && may_override(veto.code)) {
     veto.person_unreachable = true;
   }
   const SeenRecord* record = verdict.shown ? m_tracker.find(verdict.shown->file) : nullptr;
@@ -1091,29 +1107,8 @@ void Guard::ask_person(OutgoingLine line, CallInFlight call, const std::string& 
   // The person allows the write over the very bytes the question was made
   // from: a change landing after them is one they were not shown.
   PendingOverride pending;
-  const std::string& file = verdict.veto->path;
   std::optional<FilePreview> preview;
-  if (verdict.veto->code == VetoCode::changed && verdict.veto->current_hash) {
-    pending.shown = verdict.veto->current_hash; // the diff's "on disk now", or the veto's
-  } else if (verdict.veto->code == VetoCode::not_read) {
-    // What would be overwritten: its size and first lines.
-    const auto stat = m_disk.stat(file);
-    if (stat && stat->size <= k_preview_source_bytes) {
-      if (const auto bytes = m_disk.read(file)) {
-        preview = preview_of(*bytes);
-        pending.shown = m_disk.hash_of(*bytes);
-      }
-    }
-  }
-  if (!pending.shown) {
-    if (auto fingerprint = m_disk.fingerprint(file)) {
-      pending.shown = fingerprint->hash;
-      if (verdict.veto->code == VetoCode::not_read) {
-        preview.emplace(); // its size only
-        preview->size = fingerprint->stat.size;
-      }
-    }
-  }
+  pending.shown = question_shown(*verdict.veto, preview);
   out.to_client.push_back(
     override_request(id, call.what.tool, shown_veto, preview ? &*preview : nullptr));
   mark_busy(call, +1); // the calls after it on its file wait for the answer
@@ -1796,37 +1791,12 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
   // flight, so that the record may take the call's paths rather than copy them.
   mark_busy(call, -1);
   const bool relay =
-    unfinished_change(call, line, out) || record_answer(call, line, skimmed, out, now, first_text);
+    (changes_files(call.what.role) && unfinished_change(answered, line, out, now))
+    || record_answer(call, line, skimmed, out, now, first_text);
   drop_unused_checks();
   m_ledger.recycle(std::move(closed));
   release_held(out, now);
   return relay;
-}
-
-bool Guard::unfinished_change(const CallInFlight& call, std::string_view line, Outbox& out)
-{
-  if (!changes_files(call.what.role)) {
-    return false;
-  }
-  const auto result_type = unfinished_result_type(line);
-  if (!result_type) {
-    return false;
-  }
-  // Until fsguard follows such a change to its end, it records what it
-  // records of a change cancelled or unanswered: an outcome nobody knows,
-  // which the next change of the file is refused for until it is read.
-  const std::string reason = "the server answered the last " + call.what.tool
-                             + " of it with resultType \"" + *result_type
-                             + "\" (not finished yet), which fsguard does not follow to its end";
-  for (const auto& file : call.files) {
-    if (file) {
-      m_tracker.mark_unknown(*file, reason);
-    }
-  }
-  out.say(LogLevel::info, call.what.tool + " " + id_key(call.id) + " was answered with resultType \""
-                            + *result_type
-                            + "\": its files must be read again before it is changed");
-  return true;
 }
 
 bool Guard::record_answer(CallInFlight& call, std::string_view line,
@@ -2184,6 +2154,8 @@ void Guard::after_listing(Outbox& out, Clock::time_point now)
 
 void Guard::expire(Clock::time_point now, Outbox& out)
 {
+  m_states.forget_expired(
+    std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   bool any = false;
   m_ledger.for_each_guarded_call([&](const std::string& key, PendingRequest& entry) {
     CallInFlight& call = *entry.call;

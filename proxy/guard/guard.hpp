@@ -21,6 +21,7 @@
 #include "proxy/guard/guard_settings.hpp"
 #include "proxy/guard/identity_checks.hpp"
 #include "proxy/guard/ledger.hpp"
+#include "proxy/guard/override_state.hpp"
 #include "proxy/jsonrpc/message.hpp"
 #include "proxy/guard/outbox.hpp"
 #include "proxy/jsonrpc/outgoing_line.hpp"
@@ -55,6 +56,11 @@ public:
   // Applies new `settings` (mode, tools, limits) without losing what was
   // read. The verify setting stays as the guard started.
   void set_settings(GuardSettings settings);
+
+  // The key of the HMAC that makes fsguard's own requestState in the 2026
+  // era (override: ask), `key`: random bytes the process made at start.
+  // Without it the guard does not ask the person in that era.
+  void set_request_state_key(std::string key) { m_states.set_key(std::move(key)); }
 
   // Whether audit records are wanted in the Outbox.
   void set_auditing(bool auditing) { m_auditing = auditing; }
@@ -562,10 +568,55 @@ private:
   // Sends fsguard's own server/discover, in the session's era, to learn
   // which server it is (what initialize tells in the 2025 era).
   void ask_server(Outbox& out);
-  // When the answer `line` to the change `call` says it has not finished
-  // (a 2026-era task or input_required), records its files' outcome as
-  // unknown and returns true; false for any other answer.
-  bool unfinished_change(const CallInFlight& call, std::string_view line, Outbox& out);
+  // The 2026 era's round trips (proxy/guard/guard_round_trip.cpp).
+  // When the answer `line` at `now` to the change (a write, an edit, a
+  // move) of the ledger entry
+  // `answered` says it has not finished, returns true: input_required
+  // records nothing (the retry is a new call; after an override the
+  // person allowed, its grant is kept for the server's state); a task, or
+  // another resultType, records the files' outcome as unknown. False for
+  // any other answer.
+  bool unfinished_change(const PendingRequest& answered, std::string_view line, Outbox& out,
+                         Clock::time_point now);
+  // What take_retry() did with a client's tools/call.
+  enum class RetryTake {
+    none,    // no retry of fsguard's: the line goes on as any call
+    refused, // a state claiming to be fsguard's that is not good: answered in `out`
+    taken,   // `retry` holds the grant and the person's answer
+  };
+  // Takes the client's tools/call `request` (parsed; raw `line`) at `now`
+  // when it carries fsguard's own requestState, or the server's after a
+  // change the person allowed: checks it, and strips fsguard's own
+  // requestState and inputResponses member from `line`.
+  RetryTake take_retry(OutgoingLine& line, const nlohmann::json& request,
+                       std::unique_ptr<OverrideRetry>& retry, Outbox& out,
+                       Clock::time_point now);
+  // Decides the change `owned` (raw `line`, key `key`) whose ledger
+  // `entry` carries a retry, by the person's answer: allowed over what they
+  // were shown, it is decided again as ChangePath::accepted_override and
+  // forwarded, or refused (true). False, with the retry's outcome set, when
+  // the answer did not allow it: it is decided as any call.
+  bool settle_retry(OutgoingLine& line, std::unique_ptr<CallInFlight>& owned,
+                    const std::string& key, PendingRequest& entry, Outbox& out,
+                    Clock::time_point now);
+  // Whether to answer the vetoed change of ledger `entry` (raw request
+  // `line`) with fsguard's own question, in the 2026 era.
+  bool asks_in_answer(const Veto& veto, const PendingRequest& entry, std::string_view line) const;
+  // Answers the change `call` (raw request `line`, key `key`), refused with
+  // `verdict`, with resultType input_required: fsguard's question and a
+  // requestState binding it.
+  void ask_in_answer(const CallInFlight& call, const std::string& key, Verdict& verdict,
+                     std::string_view line, Outbox& out, Clock::time_point now);
+  // In the 2026 era, what the veto of the change of `entry` (raw request
+  // `line`) says of the person: their answer to a retry, or that the
+  // request did not declare elicitation.
+  void note_override_outcome(Veto& veto, const PendingRequest& entry, std::string_view line) const;
+  // The hash of what a question about `veto` shows the person of its file,
+  // and its `preview` for a not_read; nothing if the file cannot be read.
+  std::optional<ContentHash> question_shown(const Veto& veto, std::optional<FilePreview>& preview);
+  // A guarded change's `line` as it goes upstream in the 2026 era: without
+  // the Tasks extension in its envelope, so the server answers it at once.
+  void forward_change_line(OutgoingLine& line) const;
   // Records what `call`'s answer `line` showed or changed. Returns false
   // when `out` carries fsguard's version of the answer instead (a note on
   // a stale change it carried over).
@@ -590,6 +641,7 @@ private:
   std::string m_client_name; // clientInfo.name from initialize or the 2026 envelope
   bool m_client_elicits = false; // it declared form elicitation, and fsguard can ask it
   std::map<std::string, PendingOverride> m_overrides; // by the question's id key
+  OverrideStates m_states; // the 2026 era's: the requestState of fsguard's questions
   std::uint64_t m_next_question = 0;
   std::map<std::uint64_t, PartialCheck> m_partial_checks; // by number
   std::map<std::string, std::uint64_t> m_partial_reads;    // fsguard's read's id key -> check

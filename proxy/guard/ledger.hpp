@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proxy/guard/call_in_flight.hpp"
+#include "proxy/guard/override_round_trip.hpp"
 #include "tracker/string_key_hash.hpp"
 
 namespace fsguard {
@@ -50,6 +51,10 @@ struct PendingRequest {
   // into the entry, and out of it, as a pointer
   std::unique_ptr<CallInFlight> call;
   bool cancelled = false;              // the client cancelled it
+  // guarded_call: the retry of a call that answers fsguard's own question
+  // to the person in the 2026 era (or the server's, after the person
+  // allowed the change); null for any other call
+  std::unique_ptr<OverrideRetry> retry;
 };
 
 class Ledger {

@@ -164,8 +164,8 @@ FilePreview preview_of(std::string_view bytes)
   return preview;
 }
 
-std::string override_request(const std::string& id, const std::string& tool, const Veto& veto,
-                             const FilePreview* preview)
+nlohmann::ordered_json override_question(const std::string& tool, const Veto& veto,
+                                         const FilePreview* preview)
 {
   std::string message = what_happened(tool, veto);
   if (!veto.diff.empty()) {
@@ -178,23 +178,28 @@ std::string override_request(const std::string& id, const std::string& tool, con
   }
   message += "\n\nAllow this one write? Only this call goes ahead; later ones are checked as "
              "before.";
+  return {{"message", message},
+          {"requestedSchema",
+           {{"type", "object"},
+            {"properties",
+             {{"allow",
+               {{"type", "boolean"},
+                {"title", "Allow this write"},
+                {"description",
+                 "Let the agent's " + in_quotes(tool) + " of " + in_quotes(veto.path)
+                   + " go ahead once"},
+                {"default", false}}}}},
+            {"required", {"allow"}}}}};
+}
+
+std::string override_request(const std::string& id, const std::string& tool, const Veto& veto,
+                             const FilePreview* preview)
+{
   const nlohmann::ordered_json request = {
     {"jsonrpc", "2.0"},
     {"id", id},
     {"method", "elicitation/create"},
-    {"params",
-     {{"message", message},
-      {"requestedSchema",
-       {{"type", "object"},
-        {"properties",
-         {{"allow",
-           {{"type", "boolean"},
-            {"title", "Allow this write"},
-            {"description",
-             "Let the agent's " + in_quotes(tool) + " of " + in_quotes(veto.path)
-               + " go ahead once"},
-            {"default", false}}}}},
-        {"required", {"allow"}}}}}},
+    {"params", override_question(tool, veto, preview)},
   };
   return request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

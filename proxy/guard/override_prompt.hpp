@@ -46,6 +46,14 @@ struct FilePreview {
 // The preview of a file that holds `bytes`.
 FilePreview preview_of(std::string_view bytes);
 
+// The params of the elicitation/create request asking whether the agent's
+// `tool` call refused with `veto` may go ahead: the message and the
+// requested schema (a boolean `allow`). `preview` (may be null) is what it
+// shows of the file. Everything that comes from the agent is quoted, with
+// its control characters shown.
+nlohmann::ordered_json override_question(const std::string& tool, const Veto& veto,
+                                         const FilePreview* preview);
+
 // The elicitation/create request with id `id` asking whether the agent's
 // `tool` call refused with `veto` may go ahead, as one JSON line; `preview`
 // (may be null) is what it shows of the file. Everything that comes from

@@ -19,6 +19,7 @@
 #include "proxy/guard/guard.hpp"
 #include "proxy/process/heap.hpp"
 #include "proxy/process/line_writer.hpp"
+#include "proxy/process/request_state_key.hpp"
 #include "proxy/app/log.hpp"
 #include "proxy/guard/outbox.hpp"
 #include "proxy/stores/real_disk.hpp"
@@ -52,6 +53,7 @@ struct Session {
   {
     // No read of a larger file reaches the agent whole (see RealDisk).
     disk.set_max_hash_bytes(static_cast<std::int64_t>(settings.max_line_bytes));
+    guard.set_request_state_key(request_state_key());
   }
 
   asio::io_context& context;

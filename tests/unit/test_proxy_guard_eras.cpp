@@ -27,6 +27,10 @@ struct StatelessSession {
   Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
   PlainCallArguments plain_arguments;
   std::string client;
+  // The client capabilities its requests declare.
+  nlohmann::json capabilities = nlohmann::json::object();
+  // The lines of the last step to the upstream and the client, as text.
+  std::string last_call_line;
 
   explicit StatelessSession(GuardSettings settings = {}, std::string client_name = "claude-code")
       : guard(disk, std::move(settings), "/home", "/ws"), client(std::move(client_name))
@@ -39,21 +43,25 @@ struct StatelessSession {
   {
     return {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
             {"io.modelcontextprotocol/clientInfo", {{"name", client}, {"version", "2.1.80"}}},
-            {"io.modelcontextprotocol/clientCapabilities", nlohmann::json::object()}};
+            {"io.modelcontextprotocol/clientCapabilities", capabilities}};
   }
 
   // The client's tools/call of `tool` with `arguments`, as the v2 SDK
   // writes it, taken as the relay takes it: a plain call unparsed, else
-  // parsed.
-  void call(int id, const std::string& tool, const nlohmann::json& arguments)
+  // parsed. `extra` goes into its params (a retry's inputResponses and
+  // requestState).
+  void call(int id, const std::string& tool, const nlohmann::json& arguments,
+            const nlohmann::json& extra = nlohmann::json::object())
   {
     out = Outbox{};
-    const nlohmann::json request = {
+    nlohmann::json request = {
       {"method", "tools/call"},
       {"params", {{"name", tool}, {"arguments", arguments}, {"_meta", envelope()}}},
       {"jsonrpc", "2.0"},
       {"id", id}};
+    request["params"].update(extra);
     const std::string line = request.dump() + "\n";
+    last_call_line = line;
     ContentArgument content;
     if (arguments.contains("content")) {
       content.text = TextBytes::copy_of(arguments["content"].get<std::string>());
@@ -204,39 +212,122 @@ TEST_SUITE("guard in the 2026 era")
     CHECK(session.veto_code(1) == "not_read");
   }
 
-  TEST_CASE("a write answered with a task or input_required leaves its file's outcome unknown")
+  TEST_CASE("a guarded change goes upstream without the Tasks extension; other lines keep "
+            "their bytes")
   {
-    for (const std::string type : {"task", "input_required"}) {
-      CAPTURE(type);
-      StatelessSession session;
-      session.disk.write("/ws/a.txt", "original\n");
-      session.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
-      session.learn_server();
-      CHECK(session.answer_text(1, "original\n"));
-      session.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
-      REQUIRE(session.sent("tools/call", "write_file").is_object());
-      nlohmann::json unfinished = {{"resultType", type}};
-      if (type == "task") {
-        unfinished.update({{"taskId", "t-1"},
-                           {"status", "working"},
-                           {"createdAt", "2026-11-27T00:00:00Z"},
-                           {"lastUpdatedAt", "2026-11-27T00:00:00Z"},
-                           {"ttlMs", 60000}});
-      } else {
-        unfinished.update({{"inputRequests", {{"confirm", {{"method", "elicitation/create"}}}}},
-                           {"requestState", "s"}});
-      }
-      CHECK(session.answer(2, unfinished)); // the client gets the server's answer
-      // The task's write lands later, as the write the agent sent would.
-      session.disk.write("/ws/a.txt", "mine\n");
-      const SeenRecord* record = session.guard.record("/ws/a.txt");
-      REQUIRE(record != nullptr);
-      CHECK(record->unknown_outcome);
-      session.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "again\n"}});
-      CHECK(session.veto_code(3) == "unknown_outcome");
-      const std::string text = session.answered(3)["result"]["content"][0]["text"];
-      CHECK(text.find("resultType \"" + type + "\"") != std::string::npos);
-    }
+    StatelessSession session;
+    session.capabilities = {{"elicitation", {{"form", nlohmann::json::object()}}},
+                            {"extensions",
+                             {{"io.modelcontextprotocol/tasks", nlohmann::json::object()},
+                              {"io.example/other", nlohmann::json::object()}}}};
+    session.disk.write("/ws/a.txt", "original\n");
+    session.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    session.learn_server();
+    CHECK(session.answer_text(1, "original\n"));
+    // A read keeps its line byte for byte, the extension in it.
+    session.call(2, "read_text_file", {{"path", "/ws/a.txt"}});
+    REQUIRE(session.out.to_upstream.size() == 1);
+    CHECK(session.out.to_upstream[0].text() == session.last_call_line);
+    CHECK(session.answer_text(2, "original\n"));
+    session.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    const auto write = session.sent("tools/call", "write_file");
+    REQUIRE(write.is_object());
+    const auto& sent_capabilities =
+      write["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    CHECK_FALSE(sent_capabilities["extensions"].contains("io.modelcontextprotocol/tasks"));
+    // Everything else stays: the other extension, elicitation, the arguments.
+    CHECK(sent_capabilities["extensions"].contains("io.example/other"));
+    CHECK(sent_capabilities["elicitation"] == nlohmann::json{{"form", nlohmann::json::object()}});
+    CHECK(write["params"]["arguments"]["content"] == "mine\n");
+    CHECK(write["id"] == 3);
+  }
+
+  TEST_CASE("a write answered with a task all the same leaves its file's outcome unknown, and "
+            "the next change is refused saying to read it again")
+  {
+    StatelessSession session;
+    session.disk.write("/ws/a.txt", "original\n");
+    session.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    session.learn_server();
+    CHECK(session.answer_text(1, "original\n"));
+    session.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    REQUIRE(session.sent("tools/call", "write_file").is_object());
+    CHECK(session.answer(2, {{"resultType", "task"},
+                             {"taskId", "t-1"},
+                             {"status", "working"},
+                             {"createdAt", "2026-11-27T00:00:00Z"},
+                             {"lastUpdatedAt", "2026-11-27T00:00:00Z"},
+                             {"ttlMs", 60000}})); // the client gets the server's answer
+    // The task's write lands later, as the write the agent sent would.
+    session.disk.write("/ws/a.txt", "mine\n");
+    const SeenRecord* record = session.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->unknown_outcome);
+    session.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "again\n"}});
+    CHECK(session.veto_code(3) == "unknown_outcome");
+    CHECK_FALSE(session.sent("tools/call", "write_file").is_object());
+    const std::string text = session.answered(3)["result"]["content"][0]["text"];
+    CHECK(text.find("resultType \"task\"") != std::string::npos);
+    CHECK(text.find("may still be under way") != std::string::npos);
+    CHECK(text.find("Read it again, then retry.") != std::string::npos);
+  }
+
+  TEST_CASE("a write the server answers input_required is not done, and its retry is decided "
+            "again as a new call")
+  {
+    StatelessSession session;
+    session.disk.write("/ws/a.txt", "original\n");
+    session.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    session.learn_server();
+    CHECK(session.answer_text(1, "original\n"));
+    session.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    REQUIRE(session.sent("tools/call", "write_file").is_object());
+    const nlohmann::json confirm = {
+      {"confirm", {{"method", "elicitation/create"}, {"params", {{"message", "Overwrite?"}}}}}};
+    CHECK(session.answer(2, {{"resultType", "input_required"},
+                             {"inputRequests", confirm},
+                             {"requestState", "server-state"}}));
+    // Nothing happened to the file, and nothing is recorded of it.
+    const SeenRecord* record = session.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK_FALSE(record->unknown_outcome);
+    CHECK(record->hash == fake_hash("original\n"));
+    // The client's retry goes to the server as it is: its answers and the
+    // server's state untouched.
+    const nlohmann::json retry = {
+      {"inputResponses", {{"confirm", {{"action", "accept"}, {"content", {{"ok", true}}}}}}},
+      {"requestState", "server-state"}};
+    session.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}}, retry);
+    const auto sent = session.sent("tools/call", "write_file");
+    REQUIRE(sent.is_object());
+    CHECK(sent["params"]["requestState"] == "server-state");
+    CHECK(sent["params"]["inputResponses"] == retry["inputResponses"]);
+    session.disk.write("/ws/a.txt", "mine\n");
+    CHECK(session.answer_text(3, "Successfully wrote to /ws/a.txt"));
+    record = session.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->hash == fake_hash("mine\n"));
+    session.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", "next\n"}});
+    CHECK(session.sent("tools/call", "write_file").is_object()); // the agent knows what it wrote
+  }
+
+  TEST_CASE("the retry of a write the server answered input_required is refused when the file "
+            "changed between the two")
+  {
+    StatelessSession session;
+    session.disk.write("/ws/a.txt", "original\n");
+    session.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
+    session.learn_server();
+    CHECK(session.answer_text(1, "original\n"));
+    session.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    CHECK(session.answer(2, {{"resultType", "input_required"}, {"requestState", "server-state"}}));
+    session.disk.advance(3'000'000'000LL);
+    session.disk.write("/ws/a.txt", "the person's save\n"); // while the client asked
+    session.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}},
+                 {{"requestState", "server-state"}});
+    CHECK(session.veto_code(3) == "changed");
+    CHECK_FALSE(session.sent("tools/call", "write_file").is_object());
+    CHECK(session.disk.read("/ws/a.txt").value() == "the person's save\n");
   }
 
   TEST_CASE("clientInfo in the envelope applies the client's result limit")
@@ -342,5 +433,233 @@ TEST_SUITE("guard in the 2026 era")
     session.call(2, "edit_block",
                  {{"file_path", "/ws/a.txt"}, {"old_string", "original"}, {"new_string", "x"}});
     CHECK(session.veto_code(2) == "not_read");
+  }
+}
+
+namespace {
+
+GuardSettings asking_settings()
+{
+  GuardSettings settings;
+  settings.override_mode = Override::ask;
+  return settings;
+}
+
+// A 2026-era session with override: ask, whose client declares form
+// elicitation in every request; a.txt exists and the agent never read it.
+struct AskingSession : StatelessSession {
+  AskingSession() : StatelessSession(asking_settings())
+  {
+    guard.set_request_state_key(std::string(32, 'k'));
+    capabilities = {{"elicitation", {{"form", nlohmann::json::object()}}}};
+    disk.write("/ws/a.txt", "original\n");
+    call(1, "list_directory", {{"path", "/ws"}});
+    learn_server();
+  }
+
+  // The agent's blind write `id` of `content`: returns fsguard's requestState.
+  std::string blind_write(int id, const std::string& content = "blind\n")
+  {
+    call(id, "write_file", {{"path", "/ws/a.txt"}, {"content", content}});
+    const auto answer = answered(id);
+    REQUIRE(answer.is_object());
+    REQUIRE(answer["result"]["resultType"] == "input_required");
+    return answer["result"]["requestState"].get<std::string>();
+  }
+
+  // The client's retry `id` of the blind write with the person's `answer`
+  // and `state`, `after` the question.
+  void retry(int id, const nlohmann::json& answer, const std::string& state,
+             std::chrono::milliseconds after = std::chrono::seconds(2),
+             const std::string& content = "blind\n")
+  {
+    now += after;
+    call(id, "write_file", {{"path", "/ws/a.txt"}, {"content", content}},
+         {{"inputResponses", {{"fsguard/override", answer}}}, {"requestState", state}});
+  }
+
+  std::string text(int id) const
+  {
+    const auto message = answered(id);
+    return message.is_null() ? "" : message["result"]["content"][0]["text"].get<std::string>();
+  }
+};
+
+const nlohmann::json k_allow = {{"action", "accept"}, {"content", {{"allow", true}}}};
+
+} // namespace
+
+TEST_SUITE("guard in the 2026 era: the person's override")
+{
+  TEST_CASE("a vetoed write whose request declares elicitation is answered input_required with "
+            "fsguard's question")
+  {
+    AskingSession session;
+    session.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
+    CHECK(session.out.to_upstream.empty());
+    const auto answer = session.answered(2);
+    REQUIRE(answer.is_object());
+    const auto& result = answer["result"];
+    CHECK(result["resultType"] == "input_required");
+    const auto& question = result["inputRequests"]["fsguard/override"];
+    CHECK(question["method"] == "elicitation/create");
+    CHECK(question["params"]["mode"] == "form");
+    // The 2025 era's question, word for word.
+    Veto veto;
+    veto.code = VetoCode::not_read;
+    veto.path = "/ws/a.txt";
+    const FilePreview preview = preview_of("original\n");
+    const auto asked = override_question("write_file", veto, &preview);
+    CHECK(question["params"]["message"] == asked["message"]);
+    CHECK(question["params"]["requestedSchema"] == nlohmann::json(asked["requestedSchema"]));
+    CHECK(result["requestState"].get<std::string>().starts_with("fsguard/1."));
+  }
+
+  TEST_CASE("the person's accept lets the retry go upstream once, without fsguard's own "
+            "inputResponses and requestState")
+  {
+    AskingSession session;
+    const std::string state = session.blind_write(2);
+    session.now += std::chrono::seconds(2);
+    session.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}},
+                 {{"inputResponses",
+                   {{"fsguard/override", k_allow}, {"server-key", {{"action", "decline"}}}}},
+                  {"requestState", state}});
+    const auto sent = session.sent("tools/call", "write_file");
+    REQUIRE(sent.is_object());
+    CHECK_FALSE(sent["params"].contains("requestState"));
+    // Another key in inputResponses is not fsguard's: it goes on untouched.
+    CHECK(sent["params"]["inputResponses"]
+          == nlohmann::json{{"server-key", {{"action", "decline"}}}});
+    CHECK(sent["params"]["arguments"]["content"] == "blind\n");
+    session.disk.write("/ws/a.txt", "blind\n");
+    CHECK(session.answer_text(3, "Successfully wrote to /ws/a.txt"));
+    const SeenRecord* record = session.guard.record("/ws/a.txt");
+    REQUIRE(record != nullptr);
+    CHECK(record->hash == fake_hash("blind\n"));
+  }
+
+  TEST_CASE("a forged or altered requestState is refused, and nothing goes upstream")
+  {
+    AskingSession session;
+    std::string state = session.blind_write(2);
+    state.back() = state.back() == '0' ? '1' : '0'; // the MAC altered
+    session.retry(3, k_allow, state);
+    CHECK(session.out.to_upstream.empty());
+    CHECK(session.text(3).find("fsguard did not make it in this session, or it was altered")
+          != std::string::npos);
+    CHECK(session.answered(3)["result"]["isError"] == true);
+    CHECK(session.answered(3)["result"]["resultType"] == "complete");
+    session.retry(4, k_allow, "fsguard/1.7b7d.00");
+    CHECK(session.out.to_upstream.empty());
+    CHECK(session.text(4).find("did not make it") != std::string::npos);
+    // A state made under another key (another fsguard process) is not this one's.
+    AskingSession other;
+    other.guard.set_request_state_key(std::string(32, 'x'));
+    other.retry(3, k_allow, session.blind_write(5));
+    CHECK(other.text(3).find("did not make it") != std::string::npos);
+  }
+
+  TEST_CASE("a requestState answers only the call it was made for")
+  {
+    AskingSession session;
+    const std::string state = session.blind_write(2);
+    session.retry(3, k_allow, state, std::chrono::seconds(2), "other content\n");
+    CHECK(session.out.to_upstream.empty());
+    CHECK(session.text(3).find("another call") != std::string::npos);
+    CHECK(session.disk.read("/ws/a.txt").value() == "original\n");
+  }
+
+  TEST_CASE("an expired requestState is refused")
+  {
+    AskingSession session;
+    const std::string state = session.blind_write(2);
+    session.retry(3, k_allow, state, k_default_override_timeout + std::chrono::seconds(1));
+    CHECK(session.out.to_upstream.empty());
+    CHECK(session.text(3).find("more than 30 s ago") != std::string::npos);
+  }
+
+  TEST_CASE("a replayed requestState is refused")
+  {
+    AskingSession session;
+    const std::string state = session.blind_write(2);
+    session.retry(3, k_allow, state);
+    REQUIRE(session.sent("tools/call", "write_file").is_object());
+    session.disk.write("/ws/a.txt", "blind\n");
+    CHECK(session.answer_text(3, "Successfully wrote to /ws/a.txt"));
+    session.disk.write("/ws/a.txt", "the person's own\n");
+    session.retry(4, k_allow, state);
+    CHECK(session.out.to_upstream.empty());
+    CHECK(session.text(4).find("answered already") != std::string::npos);
+    CHECK(session.disk.read("/ws/a.txt").value() == "the person's own\n");
+  }
+
+  TEST_CASE("a file that changed after the question is not written over on the person's accept")
+  {
+    AskingSession session;
+    const std::string state = session.blind_write(2);
+    session.disk.write("/ws/a.txt", "changed while the person read\n");
+    session.retry(3, k_allow, state);
+    CHECK_FALSE(session.sent("tools/call", "write_file").is_object());
+    CHECK(session.veto_code(3) == "not_read");
+    CHECK(session.text(3).find("changed again") != std::string::npos);
+  }
+
+  TEST_CASE("a decline is refused, saying the user refused it")
+  {
+    AskingSession session;
+    const std::string state = session.blind_write(2);
+    session.retry(3, {{"action", "decline"}}, state);
+    CHECK_FALSE(session.sent("tools/call", "write_file").is_object());
+    CHECK(session.veto_code(3) == "not_read");
+    CHECK(session.text(3).find("the user refused it") != std::string::npos);
+    CHECK(session.answered(3)["result"]["resultType"] == "complete"); // not asked again
+  }
+
+  TEST_CASE("an accept sooner than a person can answer is refused")
+  {
+    AskingSession session;
+    const std::string state = session.blind_write(2);
+    session.retry(3, k_allow, state, std::chrono::milliseconds(20));
+    CHECK_FALSE(session.sent("tools/call", "write_file").is_object());
+    CHECK(session.text(3).find("sooner than a person can read the question") != std::string::npos);
+  }
+
+  TEST_CASE("a request that does not declare elicitation gets the veto, saying so")
+  {
+    AskingSession session;
+    session.capabilities = nlohmann::json::object();
+    session.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
+    CHECK(session.veto_code(2) == "not_read");
+    CHECK(session.text(2).find("do not declare MCP elicitation (form)") != std::string::npos);
+    CHECK(session.text(2).find("does not support MCP elicitation") == std::string::npos);
+  }
+
+  TEST_CASE("the server's own question after the person allowed the write: its retry is the same "
+            "change")
+  {
+    AskingSession session;
+    const std::string state = session.blind_write(2);
+    session.retry(3, k_allow, state);
+    REQUIRE(session.sent("tools/call", "write_file").is_object());
+    CHECK(session.answer(3, {{"resultType", "input_required"},
+                             {"inputRequests", {{"confirm", {{"method", "elicitation/create"}}}}},
+                             {"requestState", "server-state"}}));
+    const nlohmann::json retry = {
+      {"inputResponses", {{"confirm", {{"action", "accept"}, {"content", {{"ok", true}}}}}}},
+      {"requestState", "server-state"}};
+    session.now += std::chrono::seconds(1);
+    session.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}}, retry);
+    const auto sent = session.sent("tools/call", "write_file");
+    REQUIRE(sent.is_object());
+    CHECK(sent["params"]["requestState"] == "server-state");
+    CHECK(sent["params"]["inputResponses"] == retry["inputResponses"]);
+    // Only that retry: the server's state does not license another call.
+    CHECK(session.answer(4, {{"resultType", "input_required"}, {"requestState", "again"}}));
+    session.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}},
+                 {{"requestState", "server-state"}});
+    // A new call, decided again: the person is asked again.
+    CHECK_FALSE(session.sent("tools/call", "write_file").is_object());
+    CHECK(session.answered(5)["result"]["resultType"] == "input_required");
   }
 }
