@@ -53,14 +53,19 @@ const envelope = (capabilities = {}) => ({
  * {client, stderrText(), call(tool, args)}.
  */
 async function connectV2(t, ws, { versionNegotiation, clientName = 'fsguard-eras', server = DUAL_ERA_SERVER,
-  fsguardArgs = [], env = {} } = {}) {
+  fsguardArgs = [], env = {}, onElicit } = {}) {
   const transport = new StdioClientTransport({
     command: FSGUARD_BIN, args: [...fsguardArgs, '--', process.execPath, server, ws.dir],
     env: { ...process.env, ...env }, stderr: 'pipe',
   });
   let stderr = '';
   transport.stderr.on('data', (chunk) => { stderr += chunk.toString('utf8'); });
-  const client = new Client({ name: clientName, version: '0.0.0' }, { versionNegotiation });
+  // With `onElicit`, the client declares form elicitation and answers each
+  // question (the server's, or fsguard's own) with it.
+  const client = new Client({ name: clientName, version: '0.0.0' }, {
+    versionNegotiation, ...(onElicit && { capabilities: { elicitation: { form: {} } } }),
+  });
+  if (onElicit) client.setRequestHandler('elicitation/create', (request) => onElicit(request.params));
   t.after(async () => {
     const pid = transport.pid;
     const pids = pid ? [pid, ...descendantPids(pid)] : [];
@@ -150,36 +155,173 @@ test('v2 client (auto) to server-filesystem (2025 era only): the fallback to ini
 });
 
 // ---------------------------------------------------------------------------
-// a change that has not finished (raw 2026-era lines: the SDK has no tasks yet)
+// a change that has not finished (raw 2026-era lines where the SDK has no
+// tasks yet)
 
-for (const answer of ['task', 'input_required']) {
-  test(`a write the server answers with resultType ${answer} is not taken for a finished write`, async (t) => {
-    const ws = workspace(t);
-    const h = spawnRawFor(t, ['--', process.execPath, DUAL_ERA_SERVER, ws.dir],
-      { env: { DUAL_ERA_WRITE_ANSWER: answer } });
-    // The server asks its question only of a client that declares it can ask the user.
-    const capabilities = answer === 'input_required' ? { elicitation: { form: {} } } : {};
-    const call = (id, name, args) => h.send({
-      jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: envelope(capabilities) },
-    });
-    call(1, 'read_text_file', { path: ws.a });
-    const read = await h.response(1);
-    assert.equal(read.result?.resultType, 'complete', JSON.stringify(read));
-    assert.equal(read.result.content[0].text, ORIGINAL);
-
-    call(2, 'write_file', { path: ws.a, content: 'mine\n' });
-    const unfinished = await h.response(2);
-    assert.equal(unfinished.result?.resultType, answer, 'the client gets the server answer');
-    if (answer === 'task') {
-      // The task's write lands a moment later, as the agent's write would.
-      assert.ok(await waitFor(() => fs.readFileSync(ws.a, 'utf8') === 'mine\n', 3000), 'the task wrote');
-    }
-
-    call(3, 'write_file', { path: ws.a, content: 'again\n' });
-    const next = await h.response(3);
-    assert.equal(next.result?.resultType, 'complete', JSON.stringify(next));
-    assert.equal(next.result?._meta?.['fsguard/veto']?.code, 'unknown_outcome', JSON.stringify(next));
-    assert.match(next.result.content[0].text, new RegExp(`resultType "${answer}"`));
-    assert.equal(fs.readFileSync(ws.a, 'utf8'), answer === 'task' ? 'mine\n' : ORIGINAL);
+/** fsguard in raw lines before the dual-era server, answering writes as `answer` says (see its header). */
+function rawDualEra(t, ws, answer) {
+  const h = spawnRawFor(t, ['--', process.execPath, DUAL_ERA_SERVER, ws.dir], { env: { DUAL_ERA_WRITE_ANSWER: answer } });
+  const call = (id, name, args, capabilities = {}) => h.send({
+    jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: envelope(capabilities) },
   });
+  return { h, call };
 }
+
+test('a guarded write whose request declares the Tasks extension is answered at once, and its record is right', async (t) => {
+  const ws = workspace(t);
+  const { h, call } = rawDualEra(t, ws, 'task');
+  // The client takes tasks; the server gives one to any request that says so.
+  const tasks = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+  call(1, 'read_text_file', { path: ws.a }, tasks);
+  assert.equal((await h.response(1)).result?.content?.[0]?.text, ORIGINAL);
+
+  call(2, 'write_file', { path: ws.a, content: 'mine\n' }, tasks);
+  const write = await h.response(2);
+  // fsguard took the extension out of the write's capabilities: the server
+  // wrote at once and answered with its result, not a task.
+  assert.equal(write.result?.resultType, 'complete', JSON.stringify(write));
+  assert.match(write.result.content[0].text, /Successfully wrote/);
+  assert.equal(fs.readFileSync(ws.a, 'utf8'), 'mine\n');
+
+  // A person's save after it is caught by the next write, with its diff.
+  fs.writeFileSync(ws.a, 'the person\'s save\n');
+  call(3, 'write_file', { path: ws.a, content: 'again\n' }, tasks);
+  const next = await h.response(3);
+  assert.equal(next.result?._meta?.['fsguard/veto']?.code, 'changed', JSON.stringify(next));
+  assert.match(next.result.content[0].text, /\+the person's save/);
+  assert.equal(fs.readFileSync(ws.a, 'utf8'), 'the person\'s save\n');
+});
+
+test('a write the server answers with a task all the same is not taken for a finished write', async (t) => {
+  const ws = workspace(t);
+  const { h, call } = rawDualEra(t, ws, 'task-always');
+  call(1, 'read_text_file', { path: ws.a });
+  const read = await h.response(1);
+  assert.equal(read.result?.resultType, 'complete', JSON.stringify(read));
+  assert.equal(read.result.content[0].text, ORIGINAL);
+
+  call(2, 'write_file', { path: ws.a, content: 'mine\n' });
+  const unfinished = await h.response(2);
+  assert.equal(unfinished.result?.resultType, 'task', 'the client gets the server answer');
+  // The task's write lands a moment later, as the agent's write would.
+  assert.ok(await waitFor(() => fs.readFileSync(ws.a, 'utf8') === 'mine\n', 3000), 'the task wrote');
+
+  call(3, 'write_file', { path: ws.a, content: 'again\n' });
+  const next = await h.response(3);
+  assert.equal(next.result?.resultType, 'complete', JSON.stringify(next));
+  assert.equal(next.result?._meta?.['fsguard/veto']?.code, 'unknown_outcome', JSON.stringify(next));
+  assert.match(next.result.content[0].text, /resultType "task".*may still be under way.*Read it again, then retry\./s);
+  assert.equal(fs.readFileSync(ws.a, 'utf8'), 'mine\n');
+});
+
+// ---------------------------------------------------------------------------
+// multi-round-trip requests, through the v2 client's own driver (it answers
+// input_required with its elicitation handler and retries)
+
+const PINNED = { mode: { pin: '2026-07-28' } };
+
+test('v2 client: a write the server confirms first is done by the retry, decided again then', async (t) => {
+  const ws = workspace(t);
+  const asked = [];
+  const s = await connectV2(t, ws, {
+    versionNegotiation: PINNED, env: { DUAL_ERA_WRITE_ANSWER: 'confirm' },
+    onElicit: (params) => { asked.push(params.message); return { action: 'accept', content: { ok: true } }; },
+  });
+  assertAllowed(await s.call('read_text_file', { path: ws.a }), 'read');
+  assertAllowed(await s.call('write_file', { path: ws.a, content: 'mine\n' }), 'confirmed write');
+  assert.deepEqual(asked, [`Overwrite ${ws.a}?`]);
+  assert.equal(fs.readFileSync(ws.a, 'utf8'), 'mine\n');
+  // The record is the write's: the agent knows what it wrote.
+  assertAllowed(await s.call('write_file', { path: ws.a, content: 'mine, again\n' }), 'next write');
+  assert.equal(fs.readFileSync(ws.a, 'utf8'), 'mine, again\n');
+});
+
+test('v2 client: a person\'s save while the server asks for its confirmation is caught when the retry comes', async (t) => {
+  const ws = workspace(t);
+  const s = await connectV2(t, ws, {
+    versionNegotiation: PINNED, env: { DUAL_ERA_WRITE_ANSWER: 'confirm' },
+    onElicit: () => {
+      fs.writeFileSync(ws.a, 'the person\'s save\n'); // while the question is open
+      return { action: 'accept', content: { ok: true } };
+    },
+  });
+  assertAllowed(await s.call('read_text_file', { path: ws.a }), 'read');
+  const write = await s.call('write_file', { path: ws.a, content: 'mine\n' });
+  assertWriteVeto(write, 'changed', ws.a, 'the retry');
+  assert.equal(fs.readFileSync(ws.a, 'utf8'), 'the person\'s save\n');
+});
+
+// ---------------------------------------------------------------------------
+// override: ask in the 2026 era: fsguard's own question, in its answer
+
+/** A config file in `ws` setting override: ask; returns fsguard's arguments. */
+function askingConfig(ws) {
+  const config = ws.file('fsguard.json');
+  fs.writeFileSync(config, JSON.stringify({ override: 'ask' }));
+  return ['--config', config];
+}
+
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+test('v2 client with an elicitation handler: override ask asks the person through input_required, and their accept lets the write go once', async (t) => {
+  const ws = workspace(t);
+  const asked = [];
+  const s = await connectV2(t, ws, {
+    versionNegotiation: PINNED, fsguardArgs: askingConfig(ws),
+    onElicit: async (params) => {
+      asked.push(params);
+      await sleep(1200); // a person reads the question
+      return { action: 'accept', content: { allow: true } };
+    },
+  });
+  assertAllowed(await s.call('write_file', { path: ws.a, content: 'blind\n' }), 'the write the person allowed');
+  assert.equal(fs.readFileSync(ws.a, 'utf8'), 'blind\n');
+  assert.equal(asked.length, 1);
+  assert.match(asked[0].message, /was stopped by fsguard: the file exists and the agent has not read it/);
+  assert.deepEqual(asked[0].requestedSchema.required, ['allow']);
+  // Only that call: the next blind write is asked about again.
+  fs.writeFileSync(ws.a, 'the person\'s save\n');
+  await s.call('write_file', { path: ws.a, content: 'blind again\n' });
+  assert.equal(asked.length, 2);
+});
+
+test('v2 client with an elicitation handler: the person\'s decline refuses the write, saying so', async (t) => {
+  const ws = workspace(t);
+  const s = await connectV2(t, ws, {
+    versionNegotiation: PINNED, fsguardArgs: askingConfig(ws),
+    onElicit: async () => { await sleep(1200); return { action: 'decline' }; },
+  });
+  const write = await s.call('write_file', { path: ws.a, content: 'blind\n' });
+  assertWriteVeto(write, 'not_read', ws.a, 'declined');
+  assert.match(textOf(write), /the client answered decline: the user refused it/);
+  assert.equal(fs.readFileSync(ws.a, 'utf8'), ORIGINAL);
+});
+
+test('v2 client: the person allows the write, then the server asks its own confirmation: the server\'s retry is the same write', async (t) => {
+  const ws = workspace(t);
+  const asked = [];
+  const s = await connectV2(t, ws, {
+    versionNegotiation: PINNED, fsguardArgs: askingConfig(ws), env: { DUAL_ERA_WRITE_ANSWER: 'confirm' },
+    onElicit: async (params) => {
+      asked.push(params.message);
+      if (params.requestedSchema.properties.allow) {
+        await sleep(1200);
+        return { action: 'accept', content: { allow: true } };
+      }
+      return { action: 'accept', content: { ok: true } };
+    },
+  });
+  assertAllowed(await s.call('write_file', { path: ws.a, content: 'blind\n' }), 'allowed and confirmed');
+  assert.equal(asked.length, 2, asked.join('\n---\n'));
+  assert.match(asked[0], /was stopped by fsguard/);
+  assert.equal(asked[1], `Overwrite ${ws.a}?`);
+  assert.equal(fs.readFileSync(ws.a, 'utf8'), 'blind\n');
+});
+
+test('a 2026-era request that does not declare elicitation gets the veto, saying so', async (t) => {
+  const ws = workspace(t);
+  const s = await connectV2(t, ws, { versionNegotiation: PINNED, fsguardArgs: askingConfig(ws) });
+  const write = await s.call('write_file', { path: ws.a, content: 'blind\n' });
+  assertWriteVeto(write, 'not_read', ws.a, 'no elicitation');
+  assert.match(textOf(write), /this request's client capabilities do not declare MCP elicitation \(form\)/);
+});

@@ -10,16 +10,22 @@
 //
 //   node dual-era-fs-server.mjs DIR...
 //
-// DUAL_ERA_WRITE_ANSWER=task|input_required makes write_file answer the
-// 2026 era's way for work that has not finished: `task` writes the file a
-// moment later and answers at once with a working task (the Tasks extension,
-// SEP-2663); `input_required` writes nothing and asks the client a question
-// (a multi-round-trip request, SEP-2322).
+// DUAL_ERA_WRITE_ANSWER makes write_file answer the 2026 era's way for work
+// that has not finished:
+//   task           when the request's client capabilities declare the Tasks
+//                  extension (SEP-2663), as a server that offers tasks does:
+//                  it writes the file a moment later and answers at once with
+//                  a working task; without the extension it writes at once
+//   task-always    the same whatever the capabilities (a server that ignores
+//                  them)
+//   confirm        asks the client to confirm first (a multi-round-trip
+//                  request, SEP-2322: input_required with an elicitation and
+//                  a requestState), and writes on the retry that confirms
 
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { McpServer, fromJsonSchema, inputRequired } from '@modelcontextprotocol/server';
+import { McpServer, acceptedContent, fromJsonSchema, inputRequired } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import {
   applyFileEdits, getFileStats, headFile, readFileContent, setAllowedDirectories, tailFile,
@@ -38,15 +44,26 @@ const pathOnly = { type: 'object', properties: { path: { type: 'string' } }, req
 const textResult = (text) => ({ content: [{ type: 'text', text }], structuredContent: { content: text } });
 const contentOutput = fromJsonSchema({ type: 'object', properties: { content: { type: 'string' } }, required: ['content'] });
 
-/** The unfinished answer DUAL_ERA_WRITE_ANSWER asks for to a write of `args`. */
-function unfinishedWrite(validPath, args) {
-  if (writeAnswer === 'task') {
+/** Whether the 2026-era request of `ctx` declares the Tasks extension. */
+const declaresTasks = (ctx) =>
+  ctx?.mcpReq?.envelope?.['io.modelcontextprotocol/clientCapabilities']?.extensions?.['io.modelcontextprotocol/tasks'] !== undefined;
+
+/**
+ * The unfinished answer DUAL_ERA_WRITE_ANSWER asks for to a write of `args`
+ * (request context `ctx`); nothing when the write is to be done now.
+ */
+function unfinishedWrite(validPath, args, ctx) {
+  if (writeAnswer === 'task-always' || (writeAnswer === 'task' && declaresTasks(ctx))) {
     const now = new Date().toISOString();
     setTimeout(() => { writeFileContent(validPath, args.content).catch(() => {}); }, 200);
+    process.stderr.write(`dual-era-fs-server: ${args.path} answered with a task\n`);
     return {
       resultType: 'task', taskId: `write-${Date.now()}`, status: 'working',
       createdAt: now, lastUpdatedAt: now, ttlMs: 60_000, pollIntervalMs: 100,
     };
+  }
+  if (writeAnswer !== 'confirm' || acceptedContent(ctx?.mcpReq?.inputResponses, 'confirm')?.ok === true) {
+    return undefined;
   }
   return inputRequired({
     inputRequests: {
@@ -82,9 +99,10 @@ function makeServer() {
     inputSchema: fromJsonSchema({
       type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'],
     }),
-  }, async (args) => {
+  }, async (args, ctx) => {
     const validPath = await validatePath(args.path);
-    if (writeAnswer === 'task' || writeAnswer === 'input_required') return unfinishedWrite(validPath, args);
+    const unfinished = unfinishedWrite(validPath, args, ctx);
+    if (unfinished !== undefined) return unfinished;
     await writeFileContent(validPath, args.content);
     return textResult(`Successfully wrote to ${args.path}`);
   });
