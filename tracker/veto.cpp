@@ -115,7 +115,13 @@ std::string changed_text(const Veto& veto, const ToolNames& names)
             "disk now):\n"
             + fenced_diff(veto.conflict);
   }
-  if (veto.counts_as_read) {
+  if (veto.counts_as_read && veto.repeats_shown_diff) {
+    text += "fsguard showed you this same diff when it refused an earlier call, and this call "
+            "was sent before you could have read that diff, so it was made without it. That "
+            "diff still counts as your read: once you have taken it in, retry against the "
+            "current content (the version you last saw with the diff applied), without "
+            "reading the file again.";
+  } else if (veto.counts_as_read) {
     text += "This diff counts as your read: retry against the current content (the version "
             "you last saw with this diff applied), without reading the file again.";
   } else {

@@ -51,6 +51,9 @@ struct Veto {
   std::string diff;           // unified diff from what the agent saw to the disk; "" if none
   bool diff_complete = false; // `diff` shows every changed line
   bool counts_as_read = false; // `diff` and a whole earlier read show the agent the whole file
+  // counts_as_read, and an earlier refusal showed the agent this same diff,
+  // which this call was sent before the agent could take in.
+  bool repeats_shown_diff = false;
   std::string not_rebased;    // why a stale edit was not carried over to the current content
   std::string conflict;       // a stale write's merge: the conflicting hunks
   std::string not_merged;     // why a stale write was not merged (not a conflict)

@@ -1068,9 +1068,21 @@ void Guard::veto_change(const CallInFlight& call, const std::string& key, Verdic
     veto.counts_as_read = false;
     verdict.shown.reset();
   }
+  // The same diff over the same record, shown by an earlier veto and not
+  // yet taken in: this call was sent before the agent could read it. That
+  // diff stands, from when it was shown.
+  veto.repeats_shown_diff =
+    verdict.shown
+    && std::any_of(m_shown_knowledge.begin(), m_shown_knowledge.end(),
+                   [&](const ShownKnowledge& earlier) {
+                     return earlier.file == verdict.shown->file && earlier.version
+                            && earlier.version->hash == verdict.shown->fingerprint.hash
+                            && earlier.hash == record->hash
+                            && earlier.known_since == record->known_since;
+                   });
   refuse(call, key, veto, out);
   audit(call, "veto", veto, latency_us, out);
-  if (verdict.shown) {
+  if (verdict.shown && !veto.repeats_shown_diff) {
     // The agent will have seen every line of this version: what it read
     // whole, and the complete diff. Calls that come once it could take
     // the diff in may rely on it; until then the record stays.

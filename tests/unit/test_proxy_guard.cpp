@@ -1299,6 +1299,34 @@ TEST_SUITE("guard: stale changes")
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
   }
 
+  TEST_CASE("a veto repeated within the take-in time says the call came before the diff could be read")
+  {
+    Session s;
+    const std::string seen = numbered_lines(20);
+    s.disk.write("/ws/a.txt", seen);
+    s.read_content(1, "/ws/a.txt");
+    const std::string now = replaced(seen, "line 3\n", "line three\n");
+    s.disk.write("/ws/a.txt", now);
+    s.call(2, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    REQUIRE(s.answered(2) == "changed");
+    CHECK(s.client_text(2).find("This diff counts as your read") != std::string::npos);
+    s.now += k_take_in_time / 2;
+    s.call(3, "edit_file", one_edit("/ws/a.txt", "line 3\n", "LINE 3\n"));
+    REQUIRE(s.answered(3) == "changed");
+    const std::string text = s.client_text(3);
+    CAPTURE(text);
+    CHECK(text.find("-line 3\n+line three\n") != std::string::npos); // the diff again
+    CHECK(text.find("This diff counts as your read") == std::string::npos);
+    CHECK(text.find("fsguard showed you this same diff when it refused an earlier call, and this "
+                    "call was sent before you could have read that diff")
+          != std::string::npos);
+    CHECK(s.client_line(3)["result"]["_meta"]["fsguard/veto"]["counts_as_read"] == true);
+    // The diff counts from when it was first shown, not from its repetition.
+    s.now += k_take_in_time / 2;
+    s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", now + "four\n"}});
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{4});
+  }
+
   TEST_CASE("a veto that counts as a read licenses only the calls sent after it")
   {
     Session s;
