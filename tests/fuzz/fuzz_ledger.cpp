@@ -1,20 +1,34 @@
 // libFuzzer target over the guard's call ordering: random interleavings of
 // client requests, cancels, reused ids, upstream answers in any order,
-// outside writers (whole rewrites, or one line changed as a formatter does)
-// and the clock, driven against a model of what the agent has seen. It
-// checks the promise and the ledger's bookkeeping:
-// - a write, edit or move that fsguard forwards (enforce mode) never
-//   destroys content the agent has not seen, whole, as it is on disk now;
-//   except that a stale edit carried over to the current content (a
-//   rebase), or a stale write merged with it, must keep every line the
-//   outside change wrote, by the model's own line-by-line merge;
+// outside writers (whole rewrites, one line changed as a formatter does,
+// deletions), config reloads (stale edits rebased, stale writes merged,
+// read_ttl_s, override: ask), the person's answers to fsguard's questions
+// (accept, decline, cancel, an error, none in time, a client that leaves)
+// and the clock, driven against a model of what the agent knew. Two
+// servers: server-filesystem and @agent-infra's fork; the model's server
+// replaces a move's destination, as the fork's does. It checks the promise
+// and the ledger's bookkeeping:
+// - every change that fsguard forwards (a write, an edit, a rebased edit,
+//   a merged write, a move onto a file, an accepted override) destroys
+//   only content the agent knew, whole, when it sent the call (see
+//   agent_model.hpp): the file's content as it saw it whole itself, or
+//   a content that keeps, byte for byte, every line written since such a
+//   version (the keep-the-change rule: what the agent knows only from
+//   fsguard's own diffs and notes licenses no more); an edit needs any
+//   view of the content it changes, or must land where it would have
+//   landed on one and keep every line changed since (a rebase); with
+//   read_ttl_s, the view must be that recent (a whole-file change: a whole
+//   view); an accepted override may destroy only the content the person
+//   was shown, if the file still holds it;
 // - what the agent knows comes only from what it was shown: a read's
-//   answer, its own writes, and a veto's or a note's diff, which the model
-//   applies itself to the content the agent had seen;
+//   answer, its own writes and edits, and a veto's or a note's complete
+//   diff, which the model applies itself to the content the agent had
+//   seen, and which it takes in only k_take_in_time after it was shown;
 // - the upstream never holds two pending requests with one id;
 // - fsguard's own answers never reach the client;
-// - once the upstream has answered everything, every request the client
-//   did not cancel has exactly one answer, and nothing is held.
+// - once the upstream has answered everything and the clock has run out,
+//   every request the client did not cancel has exactly one answer, and
+//   nothing is held.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +42,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent_model.hpp"
 #include "fake_disk.hpp"
 #include "proxy/jsonrpc/content_hash.hpp"
 #include "proxy/guard/guard.hpp"
@@ -36,6 +51,7 @@
 using namespace fsguard;
 using fsguard::testing::fake_hash;
 using fsguard::testing::FakeDisk;
+using namespace fsguard::fuzz;
 
 namespace {
 
@@ -62,87 +78,17 @@ struct Bytes {
   unsigned next() { return at < size ? data[at++] : 0; }
 };
 
-// Every content the agent has known a file to hold (seen in a read's
-// answer, or written itself), and whether it knew that content whole.
-using Known = std::map<std::string, bool>;
-
-// The lines of `text`, each with its "\n". The model's contents always
-// end in "\n", and no line repeats within a file (every new line carries a
-// fresh number), so line-by-line comparisons are unambiguous.
-std::vector<std::string> lines_of(const std::string& text)
-{
-  std::vector<std::string> lines;
-  for (std::size_t at = 0; at < text.size();) {
-    const auto end = text.find('\n', at);
-    const std::size_t stop = end == std::string::npos ? text.size() : end + 1;
-    lines.push_back(text.substr(at, stop - at));
-    at = stop;
-  }
-  return lines;
-}
-
-std::string joined_lines(const std::vector<std::string>& lines)
-{
-  std::string text;
-  for (const auto& line : lines) {
-    text += line;
-  }
-  return text;
-}
-
-// `text` with `old_text` replaced by `new_text`, if it occurs exactly once.
-std::optional<std::string> replaced_once(std::string text, const std::string& old_text,
-                                         const std::string& new_text)
-{
-  const auto at = text.find(old_text);
-  if (old_text.empty() || at == std::string::npos || text.find(old_text, at + 1) != std::string::npos) {
-    return std::nullopt;
-  }
-  return text.replace(at, old_text.size(), new_text);
-}
-
-// The model's own three-way merge, line by line, of texts with the same
-// number of lines: each line as whichever side changed it; nothing on a
-// conflict or when the line counts differ.
-std::optional<std::string> merged_by_line(const std::string& base, const std::string& ours,
-                                          const std::string& theirs)
-{
-  const auto b = lines_of(base);
-  const auto o = lines_of(ours);
-  const auto t = lines_of(theirs);
-  if (b.size() != o.size() || b.size() != t.size()) {
-    return std::nullopt;
-  }
-  std::vector<std::string> merged;
-  for (std::size_t index = 0; index < b.size(); ++index) {
-    if (o[index] == b[index]) {
-      merged.push_back(t[index]);
-    } else if (t[index] == b[index] || t[index] == o[index]) {
-      merged.push_back(o[index]);
-    } else {
-      return std::nullopt;
-    }
-  }
-  return joined_lines(merged);
-}
-
-// The diff in a fenced ```diff block of `text`, or "".
-std::string fenced_diff_in(const std::string& text)
-{
-  const auto start = text.find("```diff\n");
-  if (start == std::string::npos) {
-    return {};
-  }
-  const auto end = text.find("\n```", start + 8);
-  return end == std::string::npos ? std::string() : text.substr(start + 8, end + 1 - start - 8);
-}
+// The session's setup, from the input's first byte.
+struct Setup {
+  bool upstream = false; // verify: upstream: fsguard learns files through its own reads
+  bool fork = false;     // the server is @agent-infra's fork of server-filesystem
+  bool elicits = false;  // the client declares elicitation: fsguard can ask the person
+};
 
 class Model {
 public:
-  // `upstream`: the guard runs with verify: upstream, and learns the files
-  // only through its own reads, which the model answers as the server.
-  explicit Model(bool upstream)
-    : m_upstream_mode(upstream), m_guard(m_disk, settings(upstream), "/home", "/ws")
+  explicit Model(Setup setup)
+    : m_setup(setup), m_guard(m_disk, settings(), "/home", "/ws")
   {
     m_disk.make_directory("/ws");
     m_disk.make_directory("/ws/d");
@@ -150,33 +96,40 @@ public:
     m_disk.write("/ws/f1.txt", "one a\none b\none c\none d\none e\n");
     m_disk.write("/ws/d/g.txt", "gee a\ngee b\ngee c\ngee d\n");
     m_disk.advance(10'000'000'000LL);
+    nlohmann::json capabilities = nlohmann::json::object();
+    if (setup.elicits) {
+      capabilities["elicitation"] = nlohmann::json::object();
+    }
     send_request({{"jsonrpc", "2.0"}, {"id", "init"}, {"method", "initialize"},
-                  {"params", {{"clientInfo", {{"name", "fuzz"}, {"version", "1"}}}}}});
+                  {"params", {{"clientInfo", {{"name", "fuzz"}, {"version", "1"}}},
+                              {"capabilities", capabilities}}}});
   }
 
-  static GuardSettings settings(bool upstream)
+  GuardSettings settings() const
   {
     GuardSettings settings;
     settings.call_timeout = std::chrono::seconds(10);
-    settings.verify = upstream ? Verify::upstream : Verify::local;
+    settings.verify = m_setup.upstream ? Verify::upstream : Verify::local;
     return settings;
   }
 
   // The hash fsguard gives `content`: its disk's, or the upstream text's.
   ContentHash hash_of(const std::string& content) const
   {
-    return m_upstream_mode ? hash_bytes(content) : fake_hash(content);
+    return m_setup.upstream ? hash_bytes(content) : fake_hash(content);
   }
 
   void step(Bytes& in)
   {
-    const unsigned op = in.next() % 13;
+    m_agent.take_in(m_now);
+    const unsigned op = in.next() % 16;
     const std::string& file = k_files[in.next() % k_files.size()];
     switch (op) {
     case 0:
     case 1:
-      call("read_text_file", op == 1 ? nlohmann::json{{"path", file}, {"head", 1}}
-                                     : nlohmann::json{{"path", file}});
+      // The fork's read_file shows the whole file whatever it is asked.
+      call(read_tool(), op == 1 && !m_setup.fork ? nlohmann::json{{"path", file}, {"head", 1}}
+                                                 : nlohmann::json{{"path", file}});
       break;
     case 2:
       write(file, in.next(), in.next());
@@ -204,38 +157,40 @@ public:
     case 9:
       outside_write(file, in.next(), in.next());
       break;
-    case 10:
+    case 10: {
+      // The clocks: the disk's (file times, read_ttl_s) and the guard's
+      // (the take-in time, the person's answer time, the timeouts).
+      static constexpr int k_steps_ms[] = {0, 100, 200, 300, 1000, 2000, 11000, 31000};
       m_disk.advance(in.next() % 2 ? 4'000'000 : 3'000'000'000LL);
-      m_now += std::chrono::seconds(in.next() % 4);
-      expire();
+      m_now += std::chrono::milliseconds(k_steps_ms[in.next() % 8]);
+      tick();
       break;
+    }
     case 11: {
       // An answer to nothing pending, or to a held call's id.
       const nlohmann::json id = in.next() % 2 ? nlohmann::json(m_next_id) : nlohmann::json(999);
       deliver_answer(id, {{"content", {{{"type", "text"}, {"text", "bogus"}}}}}, nullptr);
       break;
     }
-    case 12: {
-      // A config reload: what becomes of stale edits and writes, and how
-      // much text is kept and shown.
-      const unsigned how = in.next();
-      GuardSettings changed = settings(m_upstream_mode);
-      changed.stale_edit = how % 2 ? StaleEdit::veto : StaleEdit::rebase;
-      changed.stale_write = how / 2 % 2 ? StaleWrite::merge : StaleWrite::veto;
-      if (how / 4 % 4 == 0) {
-        changed.kept_texts.total_bytes = 0;
-      }
-      if (how / 16 % 4 == 0) {
-        changed.diff_bounds.max_lines = 6;
-      }
-      m_guard.set_settings(changed);
+    case 12:
+      reload(in.next(), in.next());
       break;
-    }
+    case 15:
+      if (in.next() % 8 == 0) {
+        client_gone();
+        break;
+      }
+      [[fallthrough]];
+    case 13:
+    case 14:
+      answer_question(in.next(), in.next(), in.next());
+      break;
     }
   }
 
-  // Lets the upstream answer everything, the clock run out, and checks
-  // that every request the client did not cancel got exactly one answer.
+  // Lets the upstream answer everything, the clock run out (questions to
+  // the person go unanswered), and checks that every request the client
+  // did not cancel got exactly one answer.
   void drain()
   {
     for (int round = 0; round < 200 && (!m_upstream.empty() || m_guard.holds_calls()); ++round) {
@@ -243,7 +198,7 @@ public:
         answer(0, false);
       }
       m_now += std::chrono::seconds(11);
-      expire();
+      tick();
     }
     check(m_upstream.empty() && !m_guard.holds_calls());
     for (const auto& [key, sent] : m_sent) {
@@ -268,7 +223,7 @@ private:
   // One of the contents the agent knows `file` to hold, picked by `pick`.
   std::optional<std::string> known_content(const std::string& file, unsigned pick)
   {
-    const Known& known = m_known[file];
+    const Known& known = m_agent.known(file);
     if (known.empty()) {
       return std::nullopt;
     }
@@ -307,25 +262,26 @@ private:
 
   void call(const std::string& tool, const nlohmann::json& arguments)
   {
+    m_agent.take_in(m_now);
     const int id = m_next_id++;
     // What the agent knew when it sent the call is all it can have used,
     // counting the moves it had sent: it knows where they put the files.
-    std::map<std::string, Known> effective = m_known;
+    std::vector<AgentModel::Move> moves;
     for (const auto& [key, move] : m_pending_moves) {
-      transfer(effective, move.first, move.second);
+      moves.push_back(move);
     }
-    m_known_when_sent[id_key(id)] = effective;
-    m_sent_order[id_key(id)] = m_next_order++;
+    const auto& effective = m_agent.send(id_key(id), moves);
     if (tool == "write_file") {
-      m_known[arguments["path"]][arguments["content"]] = true;
+      m_agent.learn(arguments["path"], arguments["content"], Knowledge{true, true});
     } else if (tool == "edit_file") {
       // The agent knows its edit applied to whatever it knew the file to
-      // hold, its own pending changes included.
-      Known& known = m_known[arguments["path"]];
+      // hold, its own pending changes included, as well as it knew that.
       const auto& edit = arguments["edits"][0];
-      for (const auto& [content, whole] : effective[arguments["path"]]) {
-        if (auto edited = replaced_once(content, edit["oldText"], edit["newText"])) {
-          known[*edited] |= whole;
+      if (const auto known = effective.find(arguments["path"]); known != effective.end()) {
+        for (const auto& [content, knowledge] : known->second) {
+          if (auto edited = replaced_once(content, edit["oldText"], edit["newText"])) {
+            m_agent.learn(arguments["path"], *edited, knowledge);
+          }
         }
       }
     } else if (tool == "move_file") {
@@ -417,11 +373,93 @@ private:
     }
     const int id = 1 + static_cast<int>(pick % static_cast<unsigned>(m_next_id - 1));
     send_request({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
-                  {"params", {{"name", "read_text_file"}, {"arguments", {{"path", k_files[0]}}}}}});
+                  {"params", {{"name", read_tool()}, {"arguments", {{"path", k_files[0]}}}}}});
+  }
+
+  std::string read_tool() const { return m_setup.fork ? "read_file" : "read_text_file"; }
+
+  // A config reload: what becomes of stale edits and writes, how much text
+  // is kept and shown, read_ttl_s, and whether fsguard asks the person.
+  void reload(unsigned how, unsigned more)
+  {
+    GuardSettings changed = settings();
+    changed.stale_edit = how % 2 ? StaleEdit::veto : StaleEdit::rebase;
+    changed.stale_write = how / 2 % 2 ? StaleWrite::merge : StaleWrite::veto;
+    if (how / 4 % 4 == 0) {
+      changed.kept_texts.total_bytes = 0;
+    }
+    if (how / 16 % 4 == 0) {
+      changed.diff_bounds.max_lines = 6;
+    }
+    m_ttl = std::chrono::seconds(more % 3 == 0 ? 5 : 0);
+    if (k_trace) {
+      std::fprintf(stderr, "reload: stale_edit %s, stale_write %s, read_ttl_s %lld, override %s\n",
+                   how % 2 ? "veto" : "rebase", how / 2 % 2 ? "merge" : "veto",
+                   static_cast<long long>(m_ttl.count()), more / 3 % 2 ? "ask" : "never");
+    }
+    changed.read_ttl = m_ttl;
+    changed.override_mode = more / 3 % 2 ? Override::ask : Override::never;
+    m_guard.set_settings(changed);
+  }
+
+  void tick()
+  {
+    Outbox out;
+    m_guard.tick(m_now, out);
+    take(out);
+  }
+
+  // The client answers one of fsguard's open questions to the person,
+  // `delay` after the last step: allow, accept without allow, decline,
+  // cancel, an error, or something else.
+  void answer_question(unsigned pick, unsigned how, unsigned delay)
+  {
+    if (m_questions.empty()) {
+      return;
+    }
+    auto question = m_questions.begin();
+    std::advance(question, static_cast<long>(pick % m_questions.size()));
+    const Question asked = question->second;
+    m_questions.erase(question);
+    m_now += std::chrono::milliseconds(delay % 2 ? 1500 : 0);
+    static const nlohmann::json k_results[] = {
+      {{"action", "accept"}, {"content", {{"allow", true}}}},
+      {{"action", "accept"}, {"content", {{"allow", false}}}},
+      {{"action", "decline"}},
+      {{"action", "cancel"}},
+      nullptr,
+      {{"shrug", true}},
+    };
+    const nlohmann::json& result = k_results[how % 6];
+    nlohmann::json response = {{"jsonrpc", "2.0"}, {"id", asked.id}};
+    if (result.is_null()) {
+      response["error"] = {{"code", -32603}, {"message", "no"}};
+    } else {
+      response["result"] = result;
+    }
+    if (how % 6 == 0) {
+      m_allowed = asked; // the one change the guard may forward now
+    }
+    if (k_trace) {
+      std::fprintf(stderr, "client answers %s\n", response.dump().c_str());
+    }
+    Outbox out;
+    m_guard.on_client_response(response.dump() + "\n", response, out, m_now);
+    take(out);
+    m_allowed.reset();
+  }
+
+  void client_gone()
+  {
+    Outbox out;
+    m_guard.on_client_gone(out, m_now);
+    m_questions.clear();
+    take(out);
   }
 
   // Takes what the guard sent: checks each forwarded change against the
-  // agent's view, and learns what each veto showed the agent.
+  // agent's view, learns what each veto showed the agent, and notes the
+  // questions to the person.
   void take(Outbox& out)
   {
     if (k_trace) {
@@ -432,7 +470,11 @@ private:
     }
     for (const auto& line : out.to_client) {
       const auto message = nlohmann::json::parse(line);
-      const auto& id = message["id"];
+      const auto& id = member(message, "id");
+      if (message.contains("method")) {
+        take_request(message);
+        continue;
+      }
       check(!(id.is_string() && id.get<std::string>().starts_with("fsguard/")));
       ++m_answers[id_key(id)];
       learn_from_veto(message);
@@ -441,6 +483,9 @@ private:
       const auto message = nlohmann::json::parse(line.text());
       if (!message.contains("id")) {
         continue; // a cancel
+      }
+      if (!message.contains("method")) {
+        check(false); // only a question's answer would be one: never relayed
       }
       const std::string key = id_key(message["id"]);
       for (const auto& pending : m_upstream) {
@@ -452,21 +497,42 @@ private:
     out = Outbox{};
   }
 
-  // A known content of `file` whose hash is `hex`, if the agent knows one
-  // (whole, if `whole_needed`).
-  std::optional<std::string> known_with_hash(const std::string& file, const nlohmann::json& hex,
-                                             bool whole_needed)
+  // A request or notification of fsguard's to the client: a question to
+  // the person (its file as it holds now is what the person is shown), or
+  // the question's withdrawal.
+  void take_request(const nlohmann::json& message)
   {
-    for (const auto& [content, whole] : m_known[file]) {
-      if ((whole || !whole_needed) && hex.is_string() && to_hex(hash_of(content)) == hex) {
-        return content;
-      }
+    const auto& params = member(message, "params");
+    if (message["method"] == "notifications/cancelled") {
+      m_questions.erase(id_key(member(params, "requestId")));
+      return;
     }
-    return std::nullopt;
+    check(message["method"] == "elicitation/create");
+    const auto& id = message["id"];
+    check(id.is_string() && id.get<std::string>().starts_with("fsguard/"));
+    // "Let the agent's \"write_file\" of \"/ws/f0.txt\" go ahead once"
+    const std::string what = params["requestedSchema"]["properties"]["allow"]["description"];
+    const auto start = what.find(" of \"");
+    const auto end = what.rfind("\" go ahead");
+    check(start != std::string::npos && end != std::string::npos && end > start + 5);
+    const std::string file = what.substr(start + 5, end - start - 5);
+    m_questions[id_key(id)] = Question{id, file, m_disk.content(file)};
+  }
+
+  // A known content of `file` whose hash is `hex`, if the agent knows one
+  // (whole, if `whole_needed`), or is taking one in.
+  std::optional<std::string> known_with_hash(const std::string& file, const nlohmann::json& hex,
+                                             bool whole_needed) const
+  {
+    return m_agent.find(file, [&](const std::string& content, const Knowledge& knowledge) {
+      return (knowledge.whole || !whole_needed) && hex.is_string()
+             && to_hex(hash_of(content)) == hex;
+    });
   }
 
   // A veto that says it counts as a read: the agent applies its diff to
-  // the whole content it saw, and knows the result whole.
+  // the whole content it saw, and knows the result whole, once it could
+  // take the veto in; only from fsguard's text, though.
   void learn_from_veto(const nlohmann::json& message)
   {
     const auto& veto = member(member(member(message, "result"), "_meta"), "fsguard/veto");
@@ -479,73 +545,70 @@ private:
     check(seen.has_value()); // a diff from a version the agent never saw whole shows nothing
     const auto now = apply_unified_diff(*seen, fenced_diff_in(text));
     check(now.has_value());
-    learn(path, *now, true);
+    m_agent.show(path, *now, m_now);
   }
 
-  // The agent learns that `path` holds `content` (whole, if `whole`).
-  void learn(const std::string& path, const std::string& content, bool whole)
+  // The agent is shown `path` as it is now, whole or in part, by the
+  // answer to `forwarded`, unless the client cancelled it. Before the
+  // answer goes in: the calls it releases are decided on the clock it sets.
+  void viewed(const Forwarded& forwarded, const std::string& path, bool whole)
   {
-    m_known[path][content] |= whole;
+    if (!m_cancelled_now.contains(forwarded.key)) {
+      m_agent.viewed(path, whole, m_disk.now_ns());
+    }
   }
 
-  // True if what `file` holds now is content the agent knew (whole, if
-  // `whole_needed`) when it sent call `key`.
-  bool agent_saw(const std::string& key, const std::string& file, bool whole_needed)
+  // Whether the person allowed this change of `file`, now holding `now`:
+  // the question showed them the file as it holds now.
+  bool person_allowed(const std::string& file, const std::optional<std::string>& now)
   {
-    const auto content = m_disk.content(file);
-    if (!content) {
+    if (!m_allowed || m_allowed->file != file || m_allowed->shown != now) {
+      return false;
+    }
+    m_allowed.reset(); // for this one change
+    return true;
+  }
+
+  // Whether a change that leaves `leaves` (nothing: not known) in `file`,
+  // sent as call `key`, destroys only content the agent knew whole when it
+  // sent it, recently enough for read_ttl_s; or the person allowed it.
+  bool replaces_only_known(const std::string& key, const std::string& file,
+                           const std::optional<std::string>& leaves)
+  {
+    const auto now = m_disk.content(file);
+    if (!now) {
       return true; // nothing there to lose (missing, or a directory the server refuses)
     }
-    const Known& known = m_known_when_sent[key][file];
-    const auto found = known.find(*content);
-    if (k_trace && (found == known.end() || (!found->second && whole_needed))) {
-      std::fprintf(stderr, "UNSAFE %s on %s: disk holds %s; known when sent:", key.c_str(),
-                   file.c_str(), nlohmann::json(*content).dump().c_str());
-      for (const auto& [text, whole] : known) {
-        std::fprintf(stderr, " %s%s", nlohmann::json(text).dump().c_str(), whole ? "(whole)" : "");
-      }
-      std::fprintf(stderr, "\n");
+    if (person_allowed(file, now)) {
+      return true;
     }
-    return found != known.end() && (found->second || !whole_needed);
+    if (!m_agent.recent(file, true, m_ttl, m_disk.now_ns())) {
+      return m_agent.unsafe(key, file, *now, "its last whole view is older than read_ttl_s");
+    }
+    return m_agent.replaces_only_known(key, file, *now, leaves);
   }
 
-  // A stale edit carried over: it lands where it would have landed on some
-  // content the agent knew, and keeps every line that changed since.
-  bool rebase_keeps_the_change(const std::string& key, const std::string& file,
-                               const nlohmann::json& edit)
+  // Whether the edit `edit` of `file`, sent as call `key`, changes only
+  // content the agent had a view of when it sent it (or rebased), recently
+  // enough for read_ttl_s; or the person allowed it.
+  bool edits_only_known(const std::string& key, const std::string& file, const nlohmann::json& edit)
   {
-    const auto current = m_disk.content(file);
-    const auto after = current ? replaced_once(*current, edit["oldText"], edit["newText"])
-                               : std::nullopt;
-    if (!after) {
-      return false; // the guard forwards only edits that apply
+    const auto now = m_disk.content(file);
+    if (!now) {
+      return true;
     }
-    for (const auto& [seen, whole] : m_known_when_sent[key][file]) {
-      const auto ours = replaced_once(seen, edit["oldText"], edit["newText"]);
-      if (ours && merged_by_line(seen, *ours, *current) == *after) {
-        return true;
-      }
+    if (person_allowed(file, now)) {
+      return true;
     }
-    return false;
+    if (!m_agent.recent(file, false, m_ttl, m_disk.now_ns())) {
+      return m_agent.unsafe(key, file, *now, "its last view is older than read_ttl_s");
+    }
+    return m_agent.edits_only_known(key, file, *now, edit["oldText"], edit["newText"]);
   }
 
-  // A stale write merged: the model's own merge of the agent's content
-  // with the change since a version it knew whole gives the same bytes.
-  bool merge_keeps_the_change(const std::string& key, const std::string& file,
-                              const std::string& written, const std::string& merged)
-  {
-    const auto current = m_disk.content(file);
-    if (!current || merged == *current) {
-      return true; // nothing lost
-    }
-    for (const auto& [seen, whole] : m_known_when_sent[key][file]) {
-      if (whole && merged_by_line(seen, written, *current) == merged) {
-        return true;
-      }
-    }
-    return false;
-  }
-
+  // Every change forwarded, by the path it destroys bytes by: a write (its
+  // content as sent, or merged), an edit (as sent: a rebase forwards it
+  // unchanged), a move's destination (the source's bytes replace it).
   void check_change_is_safe(const nlohmann::json& request)
   {
     if (request["method"] != "tools/call") {
@@ -555,17 +618,13 @@ private:
     const std::string tool = request["params"]["name"];
     const auto& arguments = request["params"]["arguments"];
     if (tool == "write_file") {
-      const std::string& sent = m_sent_contents[key];
-      if (arguments["content"] == sent) {
-        check(agent_saw(key, arguments["path"], true));
-      } else {
-        check(merge_keeps_the_change(key, arguments["path"], sent, arguments["content"]));
-      }
+      // As sent, or merged with the change since (the content is not the
+      // client's then): either way, what it leaves.
+      check(replaces_only_known(key, arguments["path"], arguments["content"].get<std::string>()));
     } else if (tool == "edit_file") {
-      check(agent_saw(key, arguments["path"], false)
-            || rebase_keeps_the_change(key, arguments["path"], arguments["edits"][0]));
+      check(edits_only_known(key, arguments["path"], arguments["edits"][0]));
     } else if (tool == "move_file") {
-      check(agent_saw(key, arguments["destination"], true));
+      check(replaces_only_known(key, arguments["destination"], m_disk.content(arguments["source"])));
     }
   }
 
@@ -581,7 +640,8 @@ private:
     const std::string method = request["method"];
     if (method == "initialize") {
       deliver_answer(request["id"],
-                     {{"serverInfo", {{"name", "secure-filesystem-server"}, {"version", "0.2.0"}}}},
+                     {{"serverInfo", {{"name", "secure-filesystem-server"},
+                                      {"version", m_setup.fork ? "1.2.29" : "0.2.0"}}}},
                      &forwarded);
       return;
     }
@@ -598,7 +658,7 @@ private:
     }
     const std::string path = arguments.value("path", "");
     const auto content = m_disk.content(path);
-    if (tool == "read_text_file") {
+    if (tool == "read_text_file" || tool == "read_file") {
       const nlohmann::json missing = {
         {"content", {{{"type", "text"}, {"text", "ENOENT: no such file or directory, open '" + path + "'"}}}},
         {"isError", true}};
@@ -611,8 +671,9 @@ private:
       }
       const bool head = arguments.contains("head");
       const std::string shown = head ? lines_of(*content).front() : *content;
+      viewed(forwarded, path, !head);
       if (deliver_answer(request["id"], text(shown), &forwarded)) {
-        learn(path, *content, !head);
+        m_agent.learn(path, *content, Knowledge{!head, !head});
       }
     } else if (tool == "write_file") {
       const std::string written = arguments["content"];
@@ -622,6 +683,7 @@ private:
       }
       m_disk.replace(path, written);
       nlohmann::json shown;
+      viewed(forwarded, path, true); // its own write
       if (deliver_answer(request["id"], text("Successfully wrote"), &forwarded, &shown)) {
         learn_from_note(shown, path, m_sent_contents[forwarded.key]);
       }
@@ -635,8 +697,9 @@ private:
       }
       m_disk.replace(path, *edited);
       nlohmann::json shown;
+      viewed(forwarded, path, true); // its own edit: read_ttl_s counts from it, as from a write
       if (deliver_answer(request["id"], text(diff_replacing(*content, *edited)), &forwarded, &shown)) {
-        m_known[path].try_emplace(*edited, false); // the diff shows the edited lines
+        m_agent.learn(path, *edited, Knowledge{}); // the diff shows the edited lines
         learn_from_note(shown, path, *content);
       }
     } else if (tool == "move_file") {
@@ -648,8 +711,9 @@ private:
   }
 
   // A note on a stale change fsguard carried over: the agent applies the
-  // note's diff to what it knows, and knows the result whole when the diff
-  // is complete and it knew its starting point whole. For a rebase the
+  // note's diff to what it knows, and knows the result whole (from
+  // fsguard's text, once it could take it in) when the diff is complete
+  // and it knew its starting point whole. For a rebase the
   // diff goes from the version it had seen to `before` (the edit's base,
   // which the server's full diff shows); for a merge from `before` (its
   // own content) to what was written.
@@ -665,15 +729,15 @@ private:
     if (member(stale, "how") == "rebase") {
       const auto seen = known_with_hash(path, member(stale, "seen_xxh3_128"), false);
       check(seen.has_value());
-      const bool whole = m_known[path][*seen];
+      const bool whole = known_with_hash(path, member(stale, "seen_xxh3_128"), true).has_value();
       const auto base = apply_unified_diff(*seen, fenced_diff_in(note));
       if (member(stale, "diff_complete") == true && whole && base == before && on_disk) {
-        learn(path, *on_disk, true);
+        m_agent.show(path, *on_disk, m_now);
       }
     } else {
       const auto merged = apply_unified_diff(before, fenced_diff_in(note));
       if (member(stale, "diff_complete") == true && merged && on_disk && *merged == *on_disk) {
-        learn(path, *merged, true);
+        m_agent.show(path, *merged, m_now);
       }
     }
   }
@@ -704,20 +768,6 @@ private:
     return diff + "```\n\n";
   }
 
-  // Adds what `known` holds of `source` and the files below it to the
-  // same names under `destination`.
-  static void transfer(std::map<std::string, Known>& known, const std::string& source,
-                       const std::string& destination)
-  {
-    for (const auto& file : k_files) {
-      if (file == source || file.starts_with(source + "/")) {
-        for (const auto& [content, whole] : Known(known[file])) {
-          known[destination + file.substr(source.size())][content] |= whole;
-        }
-      }
-    }
-  }
-
   static std::string parent(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
   // Renames `source` to `destination`, replacing a file there (as some
@@ -732,15 +782,11 @@ private:
       return;
     }
     std::map<std::string, std::string> moved; // new path -> content
-    std::map<std::string, Known> known;
     for (const auto& file : k_files) {
       if (file == source || file.starts_with(source + "/")) {
         if (const auto content = m_disk.content(file)) {
           moved[destination + file.substr(source.size())] = *content;
           m_disk.remove(file);
-        }
-        if (const auto found = m_known.find(file); found != m_known.end()) {
-          known[destination + file.substr(source.size())] = found->second;
         }
       }
     }
@@ -754,24 +800,7 @@ private:
     // The move is done on disk: what the agent knew of the old names it now
     // knows of the new ones, and so did every call it sent after the move
     // (those may be released by the answer below).
-    for (auto& [path, contents] : known) {
-      for (const auto& [content, whole] : contents) {
-        m_known[path][content] |= whole;
-      }
-    }
-    const auto moved_at = m_sent_order[forwarded.key];
-    for (auto& [key, snapshot] : m_known_when_sent) {
-      if (m_sent_order[key] <= moved_at) {
-        continue;
-      }
-      for (const auto& file : k_files) {
-        if (file == source || file.starts_with(source + "/")) {
-          for (const auto& [content, whole] : Known(snapshot[file])) {
-            snapshot[destination + file.substr(source.size())][content] |= whole;
-          }
-        }
-      }
-    }
+    m_agent.moved(forwarded.key, source, destination);
     deliver_answer(forwarded.request["id"],
                    nlohmann::json{{"content", {{{"type", "text"}, {"text", "moved"}}}}}, &forwarded);
   }
@@ -827,6 +856,12 @@ private:
       return;
     }
     const auto old = m_disk.content(file);
+    if (how % 8 == 7) {
+      if (old) {
+        m_disk.remove(file); // perhaps while fsguard asks the person about it
+      }
+      return;
+    }
     if (how % 4 == 0 && old) {
       // Same size, same tick: only the content tells.
       std::string same_size = *old;
@@ -844,28 +879,28 @@ private:
     }
   }
 
-  void expire()
-  {
-    Outbox out;
-    m_guard.expire(m_now, out);
-    take(out);
-  }
-
-  bool m_upstream_mode = false;
+  // A question fsguard asked the person about a change of `file`, which
+  // showed them the file as it held `shown` (nothing: no file).
+  struct Question {
+    nlohmann::json id;
+    std::string file;
+    std::optional<std::string> shown;
+  };
+  Setup m_setup;
   FakeDisk m_disk; // with verify: upstream, the server's, which fsguard never looks at
   Guard m_guard;
   std::chrono::steady_clock::time_point m_now{std::chrono::hours(1)};
   std::vector<Forwarded> m_upstream;
-  std::map<std::string, Known> m_known;
-  std::map<std::string, std::map<std::string, Known>> m_known_when_sent; // by call key
+  AgentModel m_agent{k_files};
+  std::chrono::seconds m_ttl{0};          // read_ttl_s as the guard has it
+  std::map<std::string, Question> m_questions; // open, by id key
+  std::optional<Question> m_allowed;      // the person allowed this one change just now
   std::map<std::string, std::string> m_sent_contents; // a write's content as the client sent it
   unsigned m_content_arguments = 0; // writes sent, to hand every other one on decoded
   PlainCallArguments m_plain_arguments; // reused, as the relay reuses it
   std::string m_reader_buffer; // the client's lines are lent from it, as from the relay's reader
   unsigned m_plain_guarded = 0;         // plain guarded calls, to parse every third one
-  std::map<std::string, std::uint64_t> m_sent_order;  // by call key
   std::map<std::string, std::pair<std::string, std::string>> m_pending_moves; // sent, not done
-  std::uint64_t m_next_order = 0;
   std::map<std::string, int> m_sent;
   std::map<std::string, int> m_answers;
   std::set<std::string> m_cancelled_now;  // forwarded, cancelled, not yet answered
@@ -878,8 +913,11 @@ private:
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-  Model model(size > 0 && data[0] % 4 == 0); // a quarter of the runs verify through the upstream
-  Bytes in{data, size};
+  const unsigned first = size > 0 ? data[0] : 0;
+  // A quarter of the runs verify through the upstream; half guard the fork;
+  // half the clients can ask the person.
+  Model model(Setup{first % 4 == 0, first / 4 % 2 == 1, first / 8 % 2 == 1});
+  Bytes in{data, size, 1};
   for (int steps = 0; steps < 400 && !in.done(); ++steps) {
     model.step(in);
   }
