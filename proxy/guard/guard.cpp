@@ -946,6 +946,9 @@ void Guard::start(OutgoingLine line, std::unique_ptr<CallInFlight> owned, const 
     }
     const auto began_ns = m_disk.now_ns();
     Verdict verdict = decide_change(call, line);
+    if (m_settings.mode == Mode::enforce) {
+      keep_refused(verdict, entry);
+    }
     const auto latency_us = microseconds_between(began_ns, m_disk.now_ns());
     const auto& veto = verdict.veto;
     if (veto && m_settings.mode == Mode::enforce) {

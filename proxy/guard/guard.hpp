@@ -595,10 +595,17 @@ private:
   // `entry` carries a retry, by the person's answer: allowed over what they
   // were shown, it is decided again as ChangePath::accepted_override and
   // forwarded, or refused (true). False, with the retry's outcome set, when
-  // the answer did not allow it: it is decided as any call.
+  // the answer did not allow it: it is decided as any call, and refused
+  // whatever that decides (keep_refused).
   bool settle_retry(OutgoingLine& line, std::unique_ptr<CallInFlight>& owned,
                     const std::string& key, PendingRequest& entry, Outbox& out,
                     Clock::time_point now);
+  // The `verdict` of a retry whose answer did not allow its change (`entry`
+  // carries it, its outcome set): when the decision let the change go (the
+  // agent read the file while the person decided, say), it is refused all
+  // the same, with the refusal the person was asked about, as the 2025
+  // era's answer settles the vetoed call.
+  static void keep_refused(Verdict& verdict, const PendingRequest& entry);
   // Whether to answer the vetoed change of ledger `entry` (raw request
   // `line`) with fsguard's own question, in the 2026 era.
   bool asks_in_answer(const Veto& veto, const PendingRequest& entry, std::string_view line) const;

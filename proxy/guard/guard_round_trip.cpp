@@ -129,6 +129,17 @@ bool Guard::settle_retry(OutgoingLine& line, std::unique_ptr<CallInFlight>& owne
   return true;
 }
 
+void Guard::keep_refused(Verdict& verdict, const PendingRequest& entry)
+{
+  if (verdict.veto || !entry.retry || entry.retry->outcome.empty()) {
+    return;
+  }
+  Veto asked;
+  asked.code = entry.retry->grant.code;
+  asked.path = entry.retry->grant.file;
+  verdict = Verdict{std::move(asked), {}, {}};
+}
+
 bool Guard::asks_in_answer(const Veto& veto, const PendingRequest& entry,
                            std::string_view line) const
 {

@@ -616,6 +616,27 @@ TEST_SUITE("guard in the 2026 era: the person's override")
     CHECK(session.answered(3)["result"]["resultType"] == "complete"); // not asked again
   }
 
+  TEST_CASE("a decline stays a refusal when the agent read the file while the person decided")
+  {
+    // As in the 2025 era, where the person's answer settles the vetoed
+    // call: the retry, decided again, would now pass (the agent has read
+    // the file), but the person refused it.
+    AskingSession session;
+    const std::string state = session.blind_write(2);
+    session.call(3, "read_text_file", {{"path", "/ws/a.txt"}});
+    CHECK(session.answer_text(3, "original\n"));
+    session.retry(4, {{"action", "decline"}}, state);
+    CHECK_FALSE(session.sent("tools/call", "write_file").is_object());
+    CHECK(session.veto_code(4) == "not_read");
+    CHECK(session.text(4).find("the user refused it") != std::string::npos);
+    CHECK(session.answered(4)["result"]["resultType"] == "complete");
+    CHECK(session.disk.read("/ws/a.txt").value() == "original\n");
+    // A new call, without the state: decided as any call, and it passes.
+    session.now += std::chrono::seconds(1);
+    session.call(5, "write_file", {{"path", "/ws/a.txt"}, {"content", "mine\n"}});
+    CHECK(session.sent("tools/call", "write_file").is_object());
+  }
+
   TEST_CASE("an accept sooner than a person can answer is refused")
   {
     AskingSession session;
