@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  SERVER_FS_SCRIPT, TEE_SCRIPT,
+  ERA, FS_SERVER_SCRIPT, TEE_SCRIPT,
   callTool, connect, descendantPids, makeWorkspace, openSession, sleep, textOf, vetoCode, vetoMeta, waitFor,
 } from './lib/harness.mjs';
 
@@ -595,7 +595,7 @@ test('a vetoed write provably never reaches the upstream', async (t) => {
   });
   s = await connect({
     dir: ws.dir,
-    upstream: [process.execPath, TEE_SCRIPT, process.execPath, SERVER_FS_SCRIPT, ws.dir],
+    upstream: [process.execPath, TEE_SCRIPT, process.execPath, FS_SERVER_SCRIPT, ws.dir],
     env: { FSGUARD_TEE_LOG: log },
   });
   const call = (n, a) => callTool(s.client, n, a);
@@ -616,13 +616,18 @@ test('a vetoed write provably never reaches the upstream', async (t) => {
 
   const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
   const logged = lines.map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
-  assert.ok(logged.some((m) => m.method === 'initialize'), 'the tee saw the handshake (it works)');
+  const handshake = ERA === '2026' ? 'server/discover' : 'initialize';
+  assert.ok(logged.some((m) => m.method === handshake), 'the tee saw the handshake (it works)');
   assert.equal(lines.some((l) => l.includes(VETOED)), false, 'the vetoed payload never reached the upstream');
   assert.equal(logged.some((m) => m.id === vetoedId && m.method === 'tools/call'), false,
     `no tools/call with the vetoed id ${vetoedId} reached the upstream`);
   const allowedLine = logged.find((m) => m.method === 'tools/call' && m.params?.arguments?.content === ALLOWED);
   assert.ok(allowedLine, 'the allowed write reached the upstream');
   assert.equal(allowedLine.id, allowedId, 'with the id the client gave it');
+  if (ERA === '2026') {
+    assert.equal(allowedLine.params._meta?.['io.modelcontextprotocol/protocolVersion'], '2026-07-28',
+      'a stateless request, with its envelope');
+  }
 });
 
 // ---------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 // through the real server-filesystem and the SDK client, which answers
 // fsguard's elicitation as a user would through the client's UI (a person
 // takes more than a second: `asPerson`), or at once, as headless clients do.
+// In the 2026 era (FSGUARD_TEST_ERA=2026) fsguard asks in its answer
+// (input_required), and the v2 client answers with the same handler and
+// retries the call.
 //
 //   node --test --test-concurrency=1 override.test.mjs      (FSGUARD_BIN=/path/to/fsguard)
 
@@ -10,15 +13,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { fileURLToPath } from 'node:url';
 
 import {
-  FSGUARD_BIN, SERVER_FS_SCRIPT, callTool, cleanEnv, makeWorkspace, sleep, textOf, vetoCode,
-  vetoMeta,
+  ERA, FSGUARD_BIN, FS_SERVER_SCRIPT, callTool, cleanEnv, eraClient, eraTransport, makeWorkspace, only2025, only2026,
+  sleep, textOf, vetoCode, vetoMeta,
 } from './lib/harness.mjs';
 
 const THEIRS = 'written by a person\n';
@@ -29,7 +30,7 @@ const UNLINK_AFTER_READ = path.join(path.dirname(fileURLToPath(import.meta.url))
 const asPerson = (result) => async () => { await sleep(1200); return result; };
 
 /**
- * fsguard with `config` in front of server-filesystem on a workspace holding
+ * fsguard with `config` in front of the era's filesystem server on a workspace holding
  * a.txt (or `files`); the client declares elicitation when `answer` is
  * given, and answers each question with what `answer(params, call)`
  * returns (a promise that never settles: no answer). With
@@ -40,8 +41,8 @@ async function session(t, { config, answer, files = { 'a.txt': THEIRS }, unlinkA
   const ws = makeWorkspace(files);
   const configFile = path.join(ws.dir, '..', `${path.basename(ws.dir)}.json`);
   fs.writeFileSync(configFile, JSON.stringify(config));
-  const server = [process.execPath, SERVER_FS_SCRIPT, ws.dir];
-  const transport = new StdioClientTransport({
+  const server = [process.execPath, FS_SERVER_SCRIPT, ws.dir];
+  const transport = eraTransport({
     command: FSGUARD_BIN,
     args: ['--config', configFile,
       ...(unlinkAfterRead ? [process.execPath, UNLINK_AFTER_READ] : []), ...server],
@@ -52,7 +53,7 @@ async function session(t, { config, answer, files = { 'a.txt': THEIRS }, unlinkA
     stderr: 'pipe',
   });
   const capabilities = answer ? { elicitation: {} } : {};
-  const client = new Client({ name: 'override-test', version: '0' }, { capabilities });
+  const client = eraClient({ name: 'override-test', version: '0' }, { capabilities });
   const asked = [];
   const call = (name, args) => callTool(client, name, args);
   if (answer) {
@@ -100,7 +101,7 @@ test('override ask: the user declines, and the outside content survives', async 
 // What the model is told, for each answer a client gives: at once, as
 // headless clients answer (Claude Code -p cancels, the Codex app-server
 // declines), or as a person would.
-for (const { name, answer, told } of [
+for (const { name, answer, told, era = {} } of [
   { name: 'a cancel at once (claude -p)', answer: async () => ({ action: 'cancel' }),
     told: /the client answered cancel after \d+ ms, sooner than a person can read the question: the client answered without asking a person/ },
   { name: 'a decline at once (the Codex app-server)', answer: async () => ({ action: 'decline' }),
@@ -112,9 +113,10 @@ for (const { name, answer, told } of [
   { name: 'an accept without the confirmation', answer: asPerson({ action: 'accept', content: { allow: false } }),
     told: /the client answered accept without the confirmation/ },
   { name: 'an error', answer: async () => { throw new Error('no way to ask'); },
-    told: /the client answered with an error \(".*no way to ask"\)/ },
+    told: /the client answered with an error \(".*no way to ask"\)/,
+    era: only2025('the v2 client ends the call itself when its handler fails: no retry reaches fsguard') },
 ]) {
-  test(`override ask: ${name} is reported as what the client answered`, async (t) => {
+  test(`override ask: ${name} is reported as what the client answered`, era, async (t) => {
     const { file, call } = await session(t, { config: { override: 'ask' }, answer });
     const res = await call('write_file', { path: file, content: 'mine\n' });
     assert.equal(vetoCode(res), 'not_read');
@@ -168,7 +170,8 @@ test("override ask: the agent's file name is quoted in the question, not read as
   assert.equal(fs.readFileSync(ws.file(name), 'utf8'), THEIRS);
 });
 
-test('override ask: a client that never answers gets the veto after override_timeout_s', async (t) => {
+test('override ask: a client that never answers gets the veto after override_timeout_s',
+  only2025('fsguard asks in its answer and waits for nothing: a client that never answers never retries'), async (t) => {
   const { file, call } = await session(t, {
     config: { override: 'ask', override_timeout_s: 1 },
     answer: () => new Promise(() => {}),
@@ -181,11 +184,26 @@ test('override ask: a client that never answers gets the veto after override_tim
   assert.equal(fs.readFileSync(file, 'utf8'), THEIRS);
 });
 
+test('override ask: an answer after override_timeout_s is refused, and nothing is written',
+  only2026('the 2025 era withdraws its question at override_timeout_s (the test above)'), async (t) => {
+  const { file, asked, call } = await session(t, {
+    config: { override: 'ask', override_timeout_s: 1 },
+    answer: asPerson({ action: 'accept', content: { allow: true } }),
+  });
+  const res = await call('write_file', { path: file, content: 'mine\n' });
+  assert.equal(asked.length, 1);
+  assert.equal(res.isError, true, JSON.stringify(res));
+  assert.match(textOf(res), /more than 1 s ago \(override_timeout_s\), and fsguard takes no answer after that/);
+  assert.equal(fs.readFileSync(file, 'utf8'), THEIRS);
+});
+
 test('override ask: a client without elicitation gets the veto, with the note', async (t) => {
   const { file, call } = await session(t, { config: { override: 'ask' } });
   const res = await call('write_file', { path: file, content: 'mine\n' });
   assert.equal(vetoCode(res), 'not_read');
-  assert.match(textOf(res), /does not support MCP elicitation/);
+  // In the 2026 era each request declares the client's capabilities.
+  assert.match(textOf(res), ERA === '2026' ? /this request's client capabilities do not declare MCP elicitation \(form\)/
+    : /does not support MCP elicitation/);
   assert.equal(fs.readFileSync(file, 'utf8'), THEIRS);
 });
 

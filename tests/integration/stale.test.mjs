@@ -12,11 +12,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  TESTS_DIR, callTool, connect, makeWorkspace, openSession, sleep, textOf, vetoCode, vetoMeta,
+  TESTS_DIR, callTool, connect, makeWorkspace, only2025, openSession, sleep, textOf, vetoCode, vetoMeta,
 } from './lib/harness.mjs';
 
 const AGENT_INFRA = path.resolve(TESTS_DIR, '..', 'profiles', 'node_modules',
   '@agent-infra/mcp-server-filesystem/dist/index.js');
+
+/** agent-infra's server is on the v1 SDK: the pinned 2026-era client refuses it at connect. */
+const AGENT_INFRA_ERA = only2025('@agent-infra/mcp-server-filesystem speaks the 2025 era only');
 
 const readDisk = (p) => fs.readFileSync(p, 'utf8');
 const lines = (n) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
@@ -194,7 +197,7 @@ test('an evicted text falls back to the plain changed veto', async (t) => {
   assert.match(textOf(evicted), /Read it again to get its current content, then retry\./);
 });
 
-test('agent-infra: the veto names its read_file, and a stale edit_file is rebased too', async (t) => {
+test('agent-infra: the veto names its read_file, and a stale edit_file is rebased too', AGENT_INFRA_ERA, async (t) => {
   assert.ok(fs.existsSync(AGENT_INFRA), 'run scripts/setup.sh to install tests/profiles');
   const ws = makeWorkspace({ 'code.txt': lines(50), 'unread.txt': 'never read\n' });
   const s = await connect({ dir: ws.dir, cwd: ws.dir, upstream: [process.execPath, AGENT_INFRA, '--allowed-directories', ws.dir] });
@@ -274,7 +277,7 @@ test('the agent\'s own edit in between does not let a write made from the versio
     'a write that keeps it');
 });
 
-test('agent-infra: a move onto the file keeps the change a diff showed, as a write must', async (t) => {
+test('agent-infra: a move onto the file keeps the change a diff showed, as a write must', AGENT_INFRA_ERA, async (t) => {
   assert.ok(fs.existsSync(AGENT_INFRA), 'run scripts/setup.sh to install tests/profiles');
   const ws = makeWorkspace({ 'code.txt': lines(30), 'draft.txt': 'draft\n' });
   const s = await connect({ dir: ws.dir, cwd: ws.dir, upstream: [process.execPath, AGENT_INFRA, '--allowed-directories', ws.dir] });

@@ -11,13 +11,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  SERVER_FS_SCRIPT, TESTS_DIR,
-  callTool, connect, makeWorkspace, openSession, sleep, spawnRawFor, textOf, vetoCode,
+  ERA, FS_SERVER_SCRIPT, SERVER_FS_SCRIPT, TESTS_DIR,
+  callTool, connect, inEra, makeWorkspace, only2025, openSession, sleep, spawnRawFor, textOf, vetoCode,
 } from './lib/harness.mjs';
 
 const PROFILES_DIR = path.resolve(TESTS_DIR, '..', 'profiles', 'node_modules');
 const AGENT_INFRA = path.join(PROFILES_DIR, '@agent-infra/mcp-server-filesystem/dist/index.js');
 const DESKTOP_COMMANDER = path.join(PROFILES_DIR, '@wonderwhy-er/desktop-commander/dist/index.js');
+
+// The third-party servers are on the v1 SDK: the pinned 2026-era client refuses them at connect.
+const DESKTOP_COMMANDER_ERA = only2025('desktop-commander speaks the 2025 era only');
+const AGENT_INFRA_ERA = only2025('@agent-infra/mcp-server-filesystem speaks the 2025 era only');
 
 const readDisk = (p) => fs.readFileSync(p, 'utf8');
 
@@ -36,12 +40,15 @@ function workspace(t, files = {}) {
   return ws;
 }
 
-/** fsguard in front of server-filesystem on `dir`, with raw pipes. */
+/** fsguard in front of the era's filesystem server on `dir`, with raw pipes. */
 function rawGuard(t, dir, extraArgs = []) {
-  return spawnRawFor(t, [...extraArgs, '--', process.execPath, SERVER_FS_SCRIPT, dir]);
+  return spawnRawFor(t, [...extraArgs, '--', process.execPath, FS_SERVER_SCRIPT, dir]);
 }
 
-const toolCall = (id, name, args) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+/** A tools/call of the era under test (`envelope`: what inEra puts in its envelope). */
+const toolCall = (id, name, args, envelope) => ({
+  jsonrpc: '2.0', id, method: 'tools/call', params: inEra({ name, arguments: args }, envelope),
+});
 
 test('a head read licenses edits but never a rewrite, however many edits follow', async (t) => {
   const lines = Array.from({ length: 50 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
@@ -54,7 +61,7 @@ test('a head read licenses edits but never a rewrite, however many edits follow'
   assert.match(readDisk(file('long.txt')), /line 50/);
 });
 
-test('desktop-commander: a partial read, an edit_block and an append never license a rewrite', async (t) => {
+test('desktop-commander: a partial read, an edit_block and an append never license a rewrite', DESKTOP_COMMANDER_ERA, async (t) => {
   assert.ok(fs.existsSync(DESKTOP_COMMANDER), 'run scripts/setup.sh to install tests/profiles');
   const home = makeWorkspace({}, 'fsguard-dc-home-');
   const ws = makeWorkspace({ 'big.txt': Array.from({ length: 1500 }, (_, i) => `${i + 1}`).join('\n') + '\n' });
@@ -78,7 +85,7 @@ test('a folder moved by the agent keeps the records of the files read inside it'
   assert.equal(readDisk(file('lib/a.txt')), 'a2\n');
 });
 
-test('agent-infra: a move onto an existing file that was never read is vetoed', async (t) => {
+test('agent-infra: a move onto an existing file that was never read is vetoed', AGENT_INFRA_ERA, async (t) => {
   assert.ok(fs.existsSync(AGENT_INFRA), 'run scripts/setup.sh to install tests/profiles');
   const ws = makeWorkspace({ 'a.txt': 'a\n', 'b.txt': 'b, never read\n' });
   const s = await connect({ dir: ws.dir, cwd: ws.dir, upstream: [process.execPath, AGENT_INFRA, '--allowed-directories', ws.dir] });
@@ -99,8 +106,15 @@ test('a cancelled listing id reused for a read is refused, and never teaches fsg
   h.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } });
   // server-filesystem suppresses the answer to a cancelled request: 5 stays pending.
   h.send(toolCall(5, 'read_text_file', { path: ws.file('dirs.txt') }));
-  const refused = await h.waitMessage((m) => m.id === 5 && m.error);
-  assert.equal(refused.error.code, -32600);
+  if (ERA === '2025') {
+    const refused = await h.waitMessage((m) => m.id === 5 && m.error);
+    assert.equal(refused.error.code, -32600);
+  } else {
+    // The v2 server SDK answers a cancelled request whose handler finished
+    // before the cancel came: 5 may be free again, and the read answered.
+    const settled = await h.waitMessage((m) => m.id === 5 && (m.error || /\/\n$/.test(m.result?.content?.[0]?.text)));
+    if (settled.error) assert.equal(settled.error.code, -32600);
+  }
   h.send(toolCall(6, 'write_file', { path: 'a.txt', content: 'blind\n' }));
   const veto = await h.response(6);
   assert.equal(veto.result?._meta?.['fsguard/veto']?.code, 'not_read', JSON.stringify(veto));
@@ -111,26 +125,31 @@ test('requests the server would drop without an answer are refused at once', asy
   const ws = workspace(t);
   const h = rawGuard(t, ws.dir);
   await h.initialize(1);
-  h.send({ id: 2, method: 'tools/list' });
-  h.send({ jsonrpc: '2.0', id: 9007199254740993, method: 'tools/list' });
-  h.send({ jsonrpc: '2.0', id: 4, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'again', version: '0' } } });
+  h.send({ id: 2, method: 'tools/list', ...(ERA === '2026' && { params: inEra() }) });
+  h.send({ jsonrpc: '2.0', id: 9007199254740993, method: 'tools/list', ...(ERA === '2026' && { params: inEra() }) });
+  // A second initialize (in the 2026 era, an initialize after server/discover
+  // is the v2 client's fallback to the 2025 era, which the server answers).
+  if (ERA === '2025') h.send({ jsonrpc: '2.0', id: 4, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'again', version: '0' } } });
   assert.equal((await h.response(2, 3000)).error?.code, -32600);
   assert.equal((await h.waitMessage((m) => m.error && typeof m.id === 'number' && m.id > 1e15, 3000)).error.code, -32600);
-  assert.equal((await h.response(4, 3000)).error?.code, -32600);
+  if (ERA === '2025') assert.equal((await h.response(4, 3000)).error?.code, -32600);
 });
 
 test('ids and progress tokens written as integral floats reach the server, which answers them', async (t) => {
   const ws = workspace(t, { 'a.txt': 'a\n' });
   const h = rawGuard(t, ws.dir);
   await h.initialize(1);
+  // The 2026 era's envelope joins the _meta members (none in the 2025 era).
+  const envelope = JSON.stringify(inEra()._meta ?? {}).slice(1, -1);
+  const metaOf = (meta) => ([meta, envelope].some(Boolean) ? `,"_meta":{${[meta, envelope].filter(Boolean).join(',')}}` : '');
   const call = (id, name, args, meta = '') => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":`
-    + `{"name":"${name}","arguments":${JSON.stringify(args)}${meta}}}`;
+    + `{"name":"${name}","arguments":${JSON.stringify(args)}${metaOf(meta)}}}`;
   // JSON.parse reads 7.0 as 7: the server answers with id 7.
   h.send(call('7.0', 'read_text_file', { path: ws.file('a.txt') }));
   const read = await h.response(7, 5000);
   assert.equal(read.error, undefined, JSON.stringify(read));
   assert.equal(read.result?.structuredContent?.content, 'a\n');
-  h.send(call('9e0', 'write_file', { path: ws.file('a.txt'), content: 'b\n' }, ',"_meta":{"progressToken":3.0}'));
+  h.send(call('9e0', 'write_file', { path: ws.file('a.txt'), content: 'b\n' }, '"progressToken":3.0'));
   const written = await h.response(9, 5000);
   assert.equal(written.error, undefined, JSON.stringify(written));
   assert.equal(written.result?._meta?.['fsguard/veto'], undefined, JSON.stringify(written));
@@ -215,19 +234,16 @@ test('a read of /proc/self/pagemap, which the server refuses, does not stall the
 test('a read longer than Claude Code shows the model does not license write_file', async (t) => {
   const ws = workspace(t, { 'big.txt': 'x'.repeat(30_000) + '\n' });
   const h = rawGuard(t, ws.dir);
-  h.send({
-    jsonrpc: '2.0', id: 1, method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.240' } },
-  });
-  await h.response(1);
-  h.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  h.send(toolCall(2, 'read_text_file', { path: ws.file('big.txt') }));
+  // In the 2026 era each request names the client in its envelope.
+  const claude = { clientInfo: { name: 'claude-code', version: '2.1.240' } };
+  await h.initialize(1, claude);
+  h.send(toolCall(2, 'read_text_file', { path: ws.file('big.txt') }, claude));
   await h.response(2);
-  h.send(toolCall(3, 'write_file', { path: ws.file('big.txt'), content: 'short\n' }));
+  h.send(toolCall(3, 'write_file', { path: ws.file('big.txt'), content: 'short\n' }, claude));
   const veto = await h.response(3);
   assert.equal(veto.result?._meta?.['fsguard/veto']?.code, 'partial_read', JSON.stringify(veto).slice(0, 400));
   assert.match(veto.result.content[0].text, /claude-code shows the model only/);
-  h.send(toolCall(4, 'edit_file', { path: ws.file('big.txt'), edits: [{ oldText: 'xxx', newText: 'yyy' }] }));
+  h.send(toolCall(4, 'edit_file', { path: ws.file('big.txt'), edits: [{ oldText: 'xxx', newText: 'yyy' }] }, claude));
   assert.equal((await h.response(4)).result?.isError, undefined, 'an edit is still licensed');
 });
 
@@ -271,7 +287,7 @@ test('an audit log that cannot be opened stops fsguard with exit status 2, as do
   const ws = workspace(t);
   const config = ws.file('fsguard.json');
   fs.writeFileSync(config, JSON.stringify({ audit_log: ws.file('missing-dir/audit.jsonl') }));
-  const h = spawnRawFor(t, ['--config', config, '--', process.execPath, SERVER_FS_SCRIPT, ws.dir]);
+  const h = spawnRawFor(t, ['--config', config, '--', process.execPath, FS_SERVER_SCRIPT, ws.dir]);
   const exit = await h.waitExit(5000);
   assert.equal(exit?.code, 2, h.stderrText());
   assert.match(h.stderrText(), /cannot open the audit log/);
@@ -280,23 +296,20 @@ test('an audit log that cannot be opened stops fsguard with exit status 2, as do
 test("a client's cancels of fsguard's own listing do not stall relative paths", async (t) => {
   const ws = workspace(t, { 'a.txt': 'a\n' });
   const h = rawGuard(t, ws.dir);
-  h.send({
-    jsonrpc: '2.0', id: 1, method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-  });
+  h.open(1);
   // Cancel fsguard's first listing before and while the server answers it.
   for (let i = 0; i < 200; i += 1) {
     h.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'fsguard/allowed-directories/1' } });
   }
   await h.response(1);
-  h.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  h.initialized();
   h.send(toolCall(2, 'read_text_file', { path: 'a.txt' }));
   const read = await h.response(2, 8000);
   assert.equal(read.result?.isError, undefined, JSON.stringify(read));
   assert.match(h.stderrText(), /dropped the client's cancel of fsguard's own request/);
 });
 
-test('a client whose initialize failed may send it again', async (t) => {
+test('a client whose initialize failed may send it again', only2025('initialize is a 2025-era request'), async (t) => {
   const ws = workspace(t);
   const h = rawGuard(t, ws.dir);
   h.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {} } });
@@ -307,7 +320,8 @@ test('a client whose initialize failed may send it again', async (t) => {
   assert.ok((await h.response(3)).result?.tools?.length > 0);
 });
 
-test('roots whose URIs fsguard cannot read as Node does never license a relative write elsewhere', async (t) => {
+test('roots whose URIs fsguard cannot read as Node does never license a relative write elsewhere',
+  only2025('roots/list is a request from the server to the client, which the 2026 era does not have'), async (t) => {
   const ws = workspace(t, { 'one/x.txt': 'ONE\n', 'two/x.txt': 'TWO-UNSEEN\n' });
   const h = spawnRawFor(t, ['--', process.execPath, SERVER_FS_SCRIPT, ws.file('one')]);
   let rootsUri = `file://${ws.file('one')}`;
@@ -418,7 +432,7 @@ test('a too-long answer whose last read is only a few bytes is still answered, a
 
 test('the upstream command may follow fsguard\'s options without "--", as client launchers store it', async (t) => {
   const ws = workspace(t, { 'a.txt': 'a\n' });
-  const h = spawnRawFor(t, ['--mode', 'enforce', process.execPath, SERVER_FS_SCRIPT, ws.dir]);
+  const h = spawnRawFor(t, ['--mode', 'enforce', process.execPath, FS_SERVER_SCRIPT, ws.dir]);
   await h.initialize(1);
   h.send(toolCall(2, 'write_file', { path: ws.file('a.txt'), content: 'blind\n' }));
   assert.equal((await h.response(2)).result?._meta?.['fsguard/veto']?.code, 'not_read');

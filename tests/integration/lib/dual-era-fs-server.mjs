@@ -10,8 +10,10 @@
 // and texts: the handlers are server-filesystem's, calling its own library
 // (validatePath, applyFileEdits, ...), it takes its directories as
 // server-filesystem does, and introduces itself by the same name, so fsguard
-// takes it for that server. What it does not do: MCP roots (server-to-client
-// requests are gone in the 2026 era).
+// takes it for that server. Like server-filesystem, it answers the requests
+// it has read when its stdin ends, before it exits (the v2 SDK's transport
+// drops them). What it does not do: MCP roots (server-to-client requests are
+// gone in the 2026 era).
 //
 //   node dual-era-fs-server.mjs DIR...
 //
@@ -30,12 +32,14 @@
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
 
 import { minimatch } from 'minimatch';
 import { z } from 'zod';
 import { McpServer, acceptedContent, inputRequired } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import {
   applyFileEdits, formatSize, getFileStats, headFile, moveFile, readFileContent, searchFilesWithValidation,
   setAllowedDirectories, tailFile, validatePath, writeFileContent,
@@ -278,4 +282,60 @@ function makeServer() {
   return server;
 }
 
-serveStdio(makeServer);
+// ---------------------------------------------------------------------------
+// stdio that answers what it has read before it ends
+
+/** Calls `onLine` with each whole line of what `chunks` adds, as the SDK's reader splits them. */
+function lineSplitter(onLine) {
+  let pending = '';
+  return (chunk) => {
+    pending += chunk;
+    let nl;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      onLine(pending.slice(0, nl));
+      pending = pending.slice(nl + 1);
+    }
+  };
+}
+
+/** The JSON-RPC message of `line`, or nothing. */
+function messageOf(line) {
+  try { return JSON.parse(line); } catch { return undefined; }
+}
+
+/**
+ * The stdin to give the SDK's transport: process.stdin's bytes, ended only
+ * once every request read from it has been answered or cancelled, as
+ * server-filesystem (on the v1 SDK) answers the requests in flight at its
+ * stdin's end; the v2 SDK's transport aborts them unanswered.
+ */
+function stdinEndedOnceAnswered() {
+  const unanswered = new Set();
+  const input = new PassThrough();
+  let stdinEnded = false;
+  const endIfAnswered = () => { if (stdinEnded && unanswered.size === 0) input.end(); };
+
+  const noteRead = lineSplitter((line) => {
+    const message = messageOf(line);
+    if (message?.method === 'notifications/cancelled') unanswered.delete(JSON.stringify(message.params?.requestId));
+    else if (typeof message?.method === 'string' && message.id !== undefined) unanswered.add(JSON.stringify(message.id));
+  });
+  const decoder = new StringDecoder('utf8');
+  process.stdin.on('data', (chunk) => { noteRead(decoder.write(chunk)); input.write(chunk); });
+  process.stdin.on('end', () => { stdinEnded = true; endIfAnswered(); });
+
+  const noteAnswer = lineSplitter((line) => {
+    const message = messageOf(line);
+    if (message && ('result' in message || 'error' in message)) unanswered.delete(JSON.stringify(message.id));
+  });
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = (data, ...rest) => {
+    noteAnswer(String(data));
+    const written = write(data, ...rest);
+    setImmediate(endIfAnswered);
+    return written;
+  };
+  return input;
+}
+
+serveStdio(makeServer, { transport: new StdioServerTransport(stdinEndedOnceAnswered(), process.stdout) });

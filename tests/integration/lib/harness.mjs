@@ -3,6 +3,8 @@
 // Two ways to drive the binary:
 //  - connect(): the official MCP SDK client over stdio (what a real agent host does);
 //  - spawnRaw(): a raw child process fed line by line (for protocol edge cases).
+// Both speak the era under test (FSGUARD_TEST_ERA, lib/era-client.mjs): the
+// 2025 era by default, the stateless 2026-07-28 era with FSGUARD_TEST_ERA=2026.
 // Every process started here is tracked and killed (with its descendants) on
 // close, and again as a last resort when the test process exits.
 
@@ -12,8 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ERA, eraClient, eraTransport, inEra } from './era-client.mjs';
+
+export { ERA, MODERN_REVISION, eraClient, eraTransport, inEra, only2025, only2026 } from './era-client.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -28,6 +31,15 @@ export const FSGUARD_BIN = process.env.FSGUARD_BIN
 /** The pinned upstream server script. */
 export const SERVER_FS_SCRIPT = path.join(
   TESTS_DIR, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+
+/** The dual-era filesystem server on the v2 server SDK (see its header). */
+export const DUAL_ERA_SERVER = path.join(here, 'dual-era-fs-server.mjs');
+
+/**
+ * The filesystem server of the era under test: server-filesystem in the 2025
+ * era, the dual-era server (server-filesystem's tools and texts) in the 2026 era.
+ */
+export const FS_SERVER_SCRIPT = ERA === '2026' ? DUAL_ERA_SERVER : SERVER_FS_SCRIPT;
 
 /** Upstream wrapper that logs every stdin line it receives (see tee-upstream.mjs). */
 export const TEE_SCRIPT = path.join(here, 'tee-upstream.mjs');
@@ -150,15 +162,16 @@ export function makeWorkspace(files = {}, prefix = 'fsguard-it-') {
 // SDK sessions
 
 /**
- * Start an MCP SDK client against server-filesystem on `dir`, via fsguard or directly.
- * `upstream` replaces the upstream command (default: [node, server-filesystem, dir]);
+ * Start an MCP SDK client of the era under test against its filesystem server
+ * (FS_SERVER_SCRIPT) on `dir`, via fsguard or directly.
+ * `upstream` replaces the upstream command (default: [node, FS_SERVER_SCRIPT, dir]);
  * `clientName` is the clientInfo.name the client sends.
  * Returns {client, transport, close(), stderrText(), sent(), pid}.
  */
 export async function connect({
   viaGuard = true, dir, extraArgs = [], env = {}, upstream, cwd, clientName = 'fsguard-integration',
 } = {}) {
-  const upstreamCmd = upstream ?? [process.execPath, SERVER_FS_SCRIPT, dir];
+  const upstreamCmd = upstream ?? [process.execPath, FS_SERVER_SCRIPT, dir];
   let command;
   let args;
   if (viaGuard) {
@@ -168,7 +181,7 @@ export async function connect({
   } else {
     [command, ...args] = upstreamCmd;
   }
-  const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe', cwd });
+  const transport = eraTransport({ command, args, env, stderr: 'pipe', cwd });
   let stderr = '';
   transport.stderr.on('data', (chunk) => { stderr += chunk.toString('utf8'); });
 
@@ -177,7 +190,7 @@ export async function connect({
   const origSend = transport.send.bind(transport);
   transport.send = (msg, opts) => { sent.push(msg); return origSend(msg, opts); };
 
-  const client = new Client({ name: clientName, version: '0.0.0' }, { capabilities: {} });
+  const client = eraClient({ name: clientName, version: '0.0.0' }, { capabilities: {} });
   const known = new Set();
   const remember = () => {
     const pid = transport.pid;
@@ -321,14 +334,24 @@ export function spawnRaw(args, { env = {}, cwd, command = FSGUARD_BIN } = {}) {
   /** Resolves to {code, signal}, or null if the process is still running after `ms`. */
   h.waitExit = (ms = 5000) => Promise.race([exited, sleep(ms).then(() => null)]);
   h.kill = () => { killTree(child.pid); };
-  /** Send initialize + notifications/initialized and wait for the initialize result. */
-  h.initialize = async (id = 1) => {
-    h.send({
-      jsonrpc: '2.0', id, method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-    });
+  /**
+   * Send, without waiting for its answer, what opens a session of the era
+   * under test as `clientInfo` with `capabilities`: initialize in the 2025
+   * era; in the 2026 era, which has no initialize, what opens a v2 client's
+   * session: server/discover, with the envelope.
+   */
+  h.open = (id = 1, { clientInfo = { name: 'raw', version: '0' }, capabilities = {} } = {}) => h.send(ERA === '2026'
+    ? { jsonrpc: '2.0', id, method: 'server/discover', params: inEra({}, { clientInfo, capabilities }) }
+    : { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo } });
+  /** In the 2025 era, send notifications/initialized (the 2026 era has none). */
+  h.initialized = () => {
+    if (ERA !== '2026') h.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  };
+  /** h.open(`id`, `options`), wait for its answer, then h.initialized(); returns the answer. */
+  h.initialize = async (id = 1, options = {}) => {
+    h.open(id, options);
     const r = await h.response(id);
-    h.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    h.initialized();
     return r;
   };
   return h;
