@@ -1,6 +1,6 @@
 #include "proxy/app/terminal_hint.hpp"
 
-#include "proxy/jsonrpc/message.hpp"
+#include "tracker/joined.hpp"
 
 namespace fsguard {
 

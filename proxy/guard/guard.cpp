@@ -12,6 +12,7 @@
 #include "proxy/jsonrpc/protocol_era.hpp"
 #include "proxy/guard/quoted_text.hpp"
 #include "proxy/guard/stale_change.hpp"
+#include "tracker/joined.hpp"
 #include "tracker/path.hpp"
 #include "tracker/read_response.hpp"
 #include "tracker/unified_diff.hpp"

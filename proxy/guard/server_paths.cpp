@@ -2,6 +2,7 @@
 
 #include "proxy/jsonrpc/message.hpp"
 #include "proxy/jsonrpc/protocol_era.hpp"
+#include "tracker/joined.hpp"
 
 namespace fsguard {
 

@@ -10,7 +10,7 @@
 #include "proxy/jsonrpc/content_hash.hpp"
 #include "proxy/jsonrpc/json_cursor.hpp"
 #include "proxy/jsonrpc/json_string.hpp"
-#include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/lenient_json.hpp"
 #include "tracker/kept_texts.hpp"
 
 namespace fsguard {

@@ -6,7 +6,9 @@
 #include "proxy/jsonrpc/json_cursor.hpp"
 #include "proxy/jsonrpc/json_reader.hpp"
 #include "proxy/jsonrpc/json_string.hpp"
-#include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/ids.hpp"
+#include "proxy/jsonrpc/lenient_json.hpp"
+#include "proxy/jsonrpc/sdk_schema.hpp"
 
 namespace fsguard {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/client_message.hpp"
 
 namespace fsguard {
 

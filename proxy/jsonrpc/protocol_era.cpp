@@ -1,6 +1,6 @@
 #include "proxy/jsonrpc/protocol_era.hpp"
 
-#include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/json_members.hpp"
 
 namespace fsguard {
 

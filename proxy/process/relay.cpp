@@ -21,6 +21,7 @@
 #include "proxy/process/session.hpp"
 #include "proxy/app/start_failure.hpp"
 #include "proxy/process/stderr_writer.hpp"
+#include "tracker/joined.hpp"
 
 namespace fsguard {
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "proxy/jsonrpc/json_string.hpp"
-#include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/client_message.hpp"
 #include "proxy/stores/real_disk.hpp"
 
 using namespace fsguard;

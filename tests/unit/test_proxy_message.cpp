@@ -4,7 +4,14 @@
 #include <string>
 #include <vector>
 
-#include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/answer_text.hpp"
+#include "proxy/jsonrpc/client_message.hpp"
+#include "proxy/jsonrpc/ids.hpp"
+#include "proxy/jsonrpc/json_members.hpp"
+#include "proxy/jsonrpc/lenient_json.hpp"
+#include "proxy/jsonrpc/rpc_error.hpp"
+#include "proxy/jsonrpc/sdk_schema.hpp"
+#include "proxy/jsonrpc/upstream_skim.hpp"
 #include "proxy/stores/real_disk.hpp"
 
 using namespace fsguard;

@@ -3,7 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/client_message.hpp"
+#include "proxy/jsonrpc/ids.hpp"
+#include "proxy/jsonrpc/json_members.hpp"
+#include "proxy/jsonrpc/lenient_json.hpp"
+#include "proxy/jsonrpc/sdk_schema.hpp"
 #include "proxy/jsonrpc/plain_tool_call.hpp"
 
 using namespace fsguard;
