@@ -295,16 +295,6 @@ const ToolMap& Guard::tools() const
   return m_settings.tools ? *m_settings.tools : m_paths.tools();
 }
 
-std::optional<GuardedCall> Guard::guarded(const nlohmann::json& request) const
-{
-  const auto& params = member(request, "params");
-  const auto& name = member(params, "name");
-  if (!name.is_string()) {
-    return std::nullopt;
-  }
-  return describe_call(tools(), name.get_ref<const std::string&>(), member(params, "arguments"));
-}
-
 void Guard::answer_error(const nlohmann::json& id, RpcError code, std::string_view message,
                          Outbox& out)
 {
@@ -453,7 +443,8 @@ void Guard::run_new_call(OutgoingLine& line, const nlohmann::json& id, const std
     }
   }
   Attempt attempt =
-    try_run(line, id, std::move(what), content, key, entry, sent_at, held_before, out, now);
+    try_run(line, id, arguments, std::move(what), content, key, entry, sent_at, held_before, out,
+            now);
   if (attempt.outcome != Outcome::ran) {
     // Held: its line outlives the reader's buffer, so it is copied if lent.
     m_held.push_back(Held{std::move(line).take(), id, tool, arguments, std::move(content), key,
@@ -513,7 +504,7 @@ bool Guard::take_plain_call(OutgoingLine& line, const PlainCall& call,
   const bool opens_session = learn_client(
     call.scanned.envelope.empty()
       ? std::nullopt
-      : envelope_facts(nlohmann::json::parse(call.scanned.envelope, nullptr, false)),
+      : envelope_facts_of_raw(call.scanned.envelope),
     "tools/call");
   if (call.tool == nullptr) {
     out.to_upstream.push_back(std::move(line));
@@ -581,7 +572,7 @@ std::unique_ptr<CallInFlight> Guard::describe(const nlohmann::json& id, GuardedC
 }
 
 Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
-                              std::optional<GuardedCall>&& what, ContentArgument& content,
+                              const nlohmann::json& arguments, std::optional<GuardedCall>&& what, ContentArgument& content,
                               const std::string& key, PendingRequest& entry, std::uint64_t sent_at,
                               const std::vector<const CallInFlight*>& held_before, Outbox& out,
                               Clock::time_point now)
@@ -654,7 +645,7 @@ Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
                      .traits = content.traits};
     content.text.reset();
   }
-  start(std::move(line), std::move(described), key, entry, out, now);
+  start(std::move(line), arguments, std::move(described), key, entry, out, now);
   if (m_view) {
     m_view->forget_all(); // what the upstream said held for this decision only
   }
@@ -935,7 +926,8 @@ bool Guard::server_refuses(const std::string& file) const
                       });
 }
 
-void Guard::start(OutgoingLine line, std::unique_ptr<CallInFlight> owned, const std::string& key,
+void Guard::start(OutgoingLine line, const nlohmann::json& arguments,
+                  std::unique_ptr<CallInFlight> owned, const std::string& key,
                   PendingRequest& entry, Outbox& out, Clock::time_point now)
 {
   CallInFlight& call = *owned;
@@ -946,7 +938,7 @@ void Guard::start(OutgoingLine line, std::unique_ptr<CallInFlight> owned, const 
       return; // the person's answer in the 2026 era decided it
     }
     const auto began_ns = m_disk.now_ns();
-    Verdict verdict = decide_change(call, line);
+    Verdict verdict = decide_change(call, line, arguments);
     if (m_settings.mode == Mode::enforce) {
       keep_refused(verdict, entry);
     }
@@ -955,7 +947,7 @@ void Guard::start(OutgoingLine line, std::unique_ptr<CallInFlight> owned, const 
     if (veto && m_settings.mode == Mode::enforce) {
       if (asks_person(*veto)) {
         audit(call, "ask", veto, latency_us, out);
-        ask_person(std::move(line), std::move(call), key, std::move(verdict), out, now);
+        ask_person(std::move(line), arguments, std::move(call), key, std::move(verdict), out, now);
         return;
       }
       if (asks_in_answer(*veto, entry, line.text())) {
@@ -1104,8 +1096,9 @@ bool Guard::asks_person(const Veto& veto) const
          && may_override(veto.code);
 }
 
-void Guard::ask_person(OutgoingLine line, CallInFlight call, const std::string& key,
-                       Verdict verdict, Outbox& out, Clock::time_point now)
+void Guard::ask_person(OutgoingLine line, const nlohmann::json& arguments, CallInFlight call,
+                       const std::string& key, Verdict verdict, Outbox& out,
+                       Clock::time_point now)
 {
   const std::string id = std::string(k_own_id_prefix) + "override/" + std::to_string(++m_next_question);
   PendingRequest question;
@@ -1129,6 +1122,7 @@ void Guard::ask_person(OutgoingLine line, CallInFlight call, const std::string& 
     override_request(id, call.what.tool, shown_veto, preview ? &*preview : nullptr));
   mark_busy(call, +1); // the calls after it on its file wait for the answer
   pending.line = std::move(line).take();
+  pending.arguments = arguments;
   pending.call = std::move(call);
   pending.key = key;
   pending.verdict = std::move(verdict);
@@ -1167,11 +1161,10 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
     }
     // The roots may have changed while the person decided: the path must
     // still name the file they were asked about.
-    const auto request = nlohmann::json::parse(pending.line, nullptr, false);
-    const auto what = guarded(request);
+    const auto what = describe_call(tools(), pending.call.what.tool, pending.arguments);
     const bool same_files =
       what
-      && describe(member(request, "id"), GuardedCall(*what), pending.call.expected)->files
+      && describe(pending.call.id, GuardedCall(*what), pending.call.expected)->files
            == pending.call.files;
     if (!same_files) {
       now_holds.reset();
@@ -1217,7 +1210,8 @@ void Guard::on_client_gone(Outbox& out, Clock::time_point now)
   }
 }
 
-Guard::Verdict Guard::decide_change(CallInFlight& call, OutgoingLine& line)
+Guard::Verdict Guard::decide_change(CallInFlight& call, OutgoingLine& line,
+                                    const nlohmann::json& arguments)
 {
   call.licensed_extent.assign(call.files.size(), ReadExtent::whole);
   for (std::size_t index = 0; index < call.files.size(); ++index) {
@@ -1243,7 +1237,7 @@ Guard::Verdict Guard::decide_change(CallInFlight& call, OutgoingLine& line)
                                           m_settings.partial_read_allows_write, call.sent_at);
     }
     if (facts.check && facts.check->code == VetoCode::changed && call.files.size() == 1) {
-      return stale_change(call, line, *file, std::move(*facts.check));
+      return stale_change(call, line, arguments, *file, std::move(*facts.check));
     }
     if (!facts.check) {
       facts.shown = shown_change(call, line.text(), path, *file);
@@ -1344,7 +1338,8 @@ ShownChange Guard::shown_change(const CallInFlight& call, std::string_view line,
   return keeps_shown_change(*record, leaves) ? ShownChange::kept : ShownChange::not_kept;
 }
 
-Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line, const std::string& file,
+Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line,
+                                   const nlohmann::json& arguments, const std::string& file,
                                    Veto veto)
 {
   Verdict verdict;
@@ -1402,8 +1397,7 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line, const
   };
   if (text && call.what.role == ToolRole::edit
       && m_settings.stale_edit == StaleEdit::rebase) {
-    const auto request = nlohmann::json::parse(line.text(), nullptr, false);
-    const auto edits = text_edits(member(member(request, "params"), "arguments"));
+    const auto edits = text_edits(arguments);
     if (!edits) {
       veto.not_rebased = "its edits are not all {oldText, newText} strings";
     } else if (auto rebased = rebase_edits(seen_text, *current, *edits,
@@ -1712,9 +1706,7 @@ bool Guard::keeps_text_shown(const CallInFlight& call) const
 }
 
 bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::string& key,
-                                 std::string_view line, const SkimmedMessage& skimmed,
-                                 Outbox& out, Clock::time_point now,
-                                 DecodedAnswerText* first_text)
+                                 UpstreamMessage& answer, Outbox& out, Clock::time_point now)
 {
   const PendingRequest* pending = answered_by_key.request();
   if (pending == nullptr || (pending->expect == Expectation::guarded_call && !pending->call)) {
@@ -1728,7 +1720,7 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
   case Expectation::override_answer: // asked of the client: never answered by the upstream
     return true;
   case Expectation::initialize: {
-    const auto response = nlohmann::json::parse(line, nullptr, false);
+    const nlohmann::json& response = answer.tree();
     if (!member(response, "result").is_object()) {
       m_ledger.initialize_failed(); // the client may correct it and send it again
       refuse_session_waits_after(response, out);
@@ -1740,7 +1732,7 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
   }
   case Expectation::discover: {
     const bool own = answered.from == Peer::fsguard;
-    const auto response = nlohmann::json::parse(line, nullptr, false);
+    const nlohmann::json& response = answer.tree();
     if ((member(response, "result").is_object() || own) && !m_paths.knows_server()) {
       // The first answer fixes the server for the session: a later one (a
       // client's own server/discover) cannot change its profile.
@@ -1762,21 +1754,20 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
     if (own) {
       m_paths.listing_done();
     }
-    m_paths.on_listing_result(nlohmann::json::parse(line, nullptr, false),
+    m_paths.on_listing_result(answer.tree(),
                               answered.listing_sequence, own, out);
     after_listing(out, now);
     return !own;
   }
   case Expectation::own_probe:
-    m_paths.on_probe_result(nlohmann::json::parse(line, nullptr, false), answered.probed, out);
+    m_paths.on_probe_result(answer.tree(), answered.probed, out);
     after_listing(out, now);
     return false;
   case Expectation::own_verify:
-    on_verify_answer(key, read_outcome(line, skimmed), out, now);
+    on_verify_answer(key, read_outcome(answer), out, now);
     return false;
   case Expectation::own_identity:
-    on_identity_answer(key, identity_outcome(nlohmann::json::parse(line, nullptr, false)), out,
-                       now);
+    on_identity_answer(key, identity_outcome(answer.tree()), out, now);
     return false;
   case Expectation::guarded_call:
     break;
@@ -1807,33 +1798,35 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
   // flight, so that the record may take the call's paths rather than copy them.
   mark_busy(call, -1);
   const bool relay =
-    (changes_files(call.what.role) && unfinished_change(answered, line, out, now))
-    || record_answer(call, line, skimmed, out, now, first_text);
+    (changes_files(call.what.role) && unfinished_change(answered, answer, out, now))
+    || record_answer(call, answer, out, now);
   drop_unused_checks();
   m_ledger.recycle(std::move(closed));
   release_held(out, now);
   return relay;
 }
 
-bool Guard::record_answer(CallInFlight& call, std::string_view line,
-                          const SkimmedMessage& skimmed, Outbox& out, Clock::time_point now,
-                          DecodedAnswerText* first_text)
+bool Guard::record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& out,
+                          Clock::time_point now)
 {
+  const std::string_view line = answer.line();
+  const SkimmedMessage& skimmed = answer.skimmed();
+  DecodedAnswerText* const first_text = answer.first_text();
   // Most answers only need their outcome, which a skim finds without
   // parsing megabytes of file content; the rest need the text.
   bool relay = true;
   const bool is_read = call.what.role == ToolRole::read;
   const bool needs_text = call.what.path_list || !call.what.whole_if_status.empty()
                           || (call.what.role == ToolRole::edit && call.what.result_is_diff);
-  nlohmann::json response;
+  const nlohmann::json* response = &null_value(); // the tree, when the skim cannot tell
   bool ok = false;
   const auto skimmed_ok = needs_text ? std::nullopt : skim_tool_succeeded(skimmed);
   const auto skimmed_content = is_read && !needs_text ? skim_shows_content(skimmed) : std::nullopt;
   if (skimmed_ok && (!is_read || skimmed_content)) {
     ok = *skimmed_ok && (!is_read || *skimmed_content);
   } else {
-    response = nlohmann::json::parse(line, nullptr, false);
-    ok = succeeded(response) && (!is_read || shows_content(response));
+    response = &answer.tree();
+    ok = succeeded(*response) && (!is_read || shows_content(*response));
   }
   if (!ok) {
     return true;
@@ -1848,12 +1841,12 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
       for (const auto& argument : call.what.paths) {
         requested.push_back(argument.raw.value_or(""));
       }
-      listed_shown = parts_read(result_text(response), requested);
+      listed_shown = parts_read(result_text(*response), requested);
     }
     ReadExtent extent = call.what.extent;
     std::string reason;
     if (!call.what.whole_if_status.empty()) {
-      const std::string_view text = result_text(response);
+      const std::string_view text = result_text(*response);
       const std::string first_line(text.substr(0, text.find('\n')));
       if (!std::regex_match(first_line, std::regex(call.what.whole_if_status))) {
         extent = ReadExtent::partial;
@@ -1870,7 +1863,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     }
     const std::uint64_t shown_at = ++m_moment;
     if (m_view) {
-      record_upstream_read(call, line, skimmed, response, extent, reason, shown_at, out);
+      record_upstream_read(call, answer, *response, extent, reason, shown_at, out);
     }
     std::optional<std::int64_t> owed_size; // the first file's, if its record owes a hash
     for (std::size_t index = 0; index < call.files.size() && !m_view; ++index) {
@@ -1920,7 +1913,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
     if (call.what.role == ToolRole::edit && call.what.result_is_diff) {
       // Its diff applied to the content the edit was decided on.
       auto applied = call.edit_base ? apply_unified_diff(without_carriage_returns(*call.edit_base),
-                                                         result_text(response))
+                                                         result_text(*response))
                                     : std::nullopt;
       if (!applied) {
         m_tracker.mark_unknown(file, "fsguard could not confirm what the last " + call.what.tool
@@ -1945,7 +1938,7 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
         {"current_xxh3_128", to_hex(call.carried->current)},
         {"diff_complete", call.carried->shows_whole},
       };
-      auto noted = with_note(line, call.carried->note, "fsguard/stale", meta);
+      auto noted = with_note(answer.line(), answer.skimmed(), call.carried->note, "fsguard/stale", meta);
       if (!noted) {
         m_tracker.mark_unknown(file, "fsguard could not tell you how it carried your last "
                                        + call.what.tool + " over to a change made elsewhere");
@@ -2000,8 +1993,8 @@ bool Guard::record_answer(CallInFlight& call, std::string_view line,
   return relay;
 }
 
-void Guard::record_upstream_read(const CallInFlight& call, std::string_view line,
-                                 const SkimmedMessage& skimmed, const nlohmann::json& response,
+void Guard::record_upstream_read(const CallInFlight& call, UpstreamMessage& answer,
+                                 const nlohmann::json& response,
                                  ReadExtent extent, const std::string& reason,
                                  std::uint64_t shown_at, Outbox& out)
 {
@@ -2013,7 +2006,7 @@ void Guard::record_upstream_read(const CallInFlight& call, std::string_view line
   std::string decoded; // one file's text, decoded where it lies without a full parse
   std::vector<std::optional<std::string_view>> shown(1);
   if (!call.what.path_list) {
-    UpstreamRead read = read_outcome(line, skimmed);
+    UpstreamRead read = read_outcome(answer);
     if (read.outcome != UpstreamRead::Outcome::text) {
       return;
     }
@@ -2117,7 +2110,7 @@ void Guard::release_held(Outbox& out, Clock::time_point now)
       continue;
     }
     OutgoingLine line(std::move(held.line));
-    Attempt attempt = try_run(line, held.id,
+    Attempt attempt = try_run(line, held.id, held.arguments,
                               describe_call(tools(), held.tool, held.arguments), // the map now
                               held.content, held.key,
                               *m_ledger.find(Peer::upstream, held.key), held.sent_at,

@@ -27,6 +27,7 @@
 #include "proxy/jsonrpc/outgoing_line.hpp"
 #include "proxy/jsonrpc/plain_tool_call.hpp"
 #include "proxy/jsonrpc/protocol_era.hpp"
+#include "proxy/jsonrpc/upstream_message.hpp"
 #include "proxy/guard/server_paths.hpp"
 #include "proxy/guard/shared_ledger.hpp"
 #include "proxy/guard/upstream_view.hpp"
@@ -89,26 +90,16 @@ public:
   // The upstream sent a request `method` with id key `key`.
   void on_upstream_request(const std::string& key, std::string_view method);
 
-  // Takes the upstream's answer `line` to `key`, already `skimmed`; may
-  // release held calls into `out`. Returns false if the answer must not
-  // reach the client as it is: it is dropped, or `out` carries fsguard's
-  // version of it (a stale change fsguard carried over, with a note for the
-  // agent). Parses the line fully only when its content matters. `line`
-  // must stay valid until the next settle_reads(), which reads the text a
-  // read showed from it.
-  // `first_text`, if not null, is the text of the answer's first content
-  // block, decoded as it was skimmed, which the guard may take.
+  // Takes the upstream's answer `answer` to `key`; may release held calls
+  // into `out`. Returns false if the answer must not reach the client as it
+  // is: it is dropped, or `out` carries fsguard's version of it (a stale
+  // change fsguard carried over, with a note for the agent). Asks for the
+  // answer's tree only when its content matters, and may take the text
+  // decoded as it was skimmed. The answer's line must stay valid until the
+  // next settle_reads(), which reads the text a read showed from it.
   // `answered` is what find_answer(key) found, with nothing changed since.
   bool on_upstream_response(Ledger::Answered answered, const std::string& key,
-                            std::string_view line, const SkimmedMessage& skimmed, Outbox& out,
-                            Clock::time_point now = Clock::now(),
-                            DecodedAnswerText* first_text = nullptr);
-  bool on_upstream_response(const std::string& key, std::string_view line,
-                            const SkimmedMessage& skimmed, Outbox& out,
-                            Clock::time_point now = Clock::now())
-  {
-    return on_upstream_response(find_answer(key), key, line, skimmed, out, now);
-  }
+                            UpstreamMessage& answer, Outbox& out, Clock::time_point now);
 
   // The request that the upstream's answer `key` answers, found once and
   // handed to close_relayed_request(), answer_text_wanted() and
@@ -307,6 +298,7 @@ private:
   // question was sent and when it expires.
   struct PendingOverride {
     std::string line; // owned, as a held call's
+    nlohmann::json arguments; // as parsed, minus a write's content: described again on an accept
     CallInFlight call;
     std::string key; // the call's, toward the upstream
     Verdict verdict;
@@ -389,16 +381,16 @@ private:
   // allowed directories: list_allowed_directories, when it reads them and
   // the tools map does not name that tool.
   bool reads_client_listing(std::string_view name) const;
-  std::optional<GuardedCall> guarded(const nlohmann::json& request) const;
   // The call `what` with id `id` as it goes upstream: its files resolved
   // now; `content_hash` is its content's, for a write.
   std::unique_ptr<CallInFlight> describe(const nlohmann::json& id, GuardedCall&& what,
                                          const std::optional<ContentHash>& content_hash) const;
   // Runs the client's call `line` (id `id`, its key `key`, ledger entry
-  // `entry`), which the tool map in force now describes as `what` (nothing:
-  // no longer a file tool), unless it must wait for the calls `held_before`
-  // it or in flight, or for the server's directories.
-  Attempt try_run(OutgoingLine& line, const nlohmann::json& id,
+  // `entry`) with `arguments` (as parsed), which the tool map in force now
+  // describes as `what` (nothing: no longer a file tool), unless it must
+  // wait for the calls `held_before` it or in flight, or for the server's
+  // directories.
+  Attempt try_run(OutgoingLine& line, const nlohmann::json& id, const nlohmann::json& arguments,
                   std::optional<GuardedCall>&& what, ContentArgument& content,
                   const std::string& key, PendingRequest& entry, std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
                   Outbox& out, Clock::time_point now);
@@ -451,9 +443,10 @@ private:
   void on_identity_answer(const std::string& key, ServerFileReport report, Outbox& out,
                           Clock::time_point now);
   // verify: upstream: records what the successful read `call` (its answer
-  // `response`) showed, from the text it showed.
-  void record_upstream_read(const CallInFlight& call, std::string_view line,
-                            const SkimmedMessage& skimmed, const nlohmann::json& response,
+  // `answer`, and its tree `response` if it was parsed) showed, from the
+  // text it showed.
+  void record_upstream_read(const CallInFlight& call, UpstreamMessage& answer,
+                            const nlohmann::json& response,
                             ReadExtent extent, const std::string& reason,
                             std::uint64_t shown_at, Outbox& out);
   // verify: upstream: records `file` after the agent's change `call`, which
@@ -476,9 +469,10 @@ private:
   bool server_refuses(const std::string& file) const;
   // The content of `file` if it still is what the agent's record shows.
   std::optional<std::string> content_seen(const std::string& file);
-  // Decides the call `call` (raw request `line`, id key `key`, ledger entry
-  // `entry`) and sends it upstream, or refuses it.
-  void start(OutgoingLine line, std::unique_ptr<CallInFlight> call, const std::string& key,
+  // Decides the call `call` (raw request `line`, its `arguments` as parsed,
+  // id key `key`, ledger entry `entry`) and sends it upstream, or refuses it.
+  void start(OutgoingLine line, const nlohmann::json& arguments,
+             std::unique_ptr<CallInFlight> call, const std::string& key,
              PendingRequest& entry, Outbox& out, Clock::time_point now);
   // Refuses the change `call` (upstream key `key`) with `verdict`'s veto,
   // recording what the veto shows the agent.
@@ -490,17 +484,18 @@ private:
                Outbox& out, Clock::time_point now);
   // Whether to ask the person about `veto` before refusing.
   bool asks_person(const Veto& veto) const;
-  void ask_person(OutgoingLine line, CallInFlight call, const std::string& key, Verdict verdict,
-                  Outbox& out, Clock::time_point now);
+  void ask_person(OutgoingLine line, const nlohmann::json& arguments, CallInFlight call,
+                  const std::string& key, Verdict verdict, Outbox& out, Clock::time_point now);
   // The client's `answer`, at `now`, to the override question `key`; or its
   // absence (`answer` null), `no_answer` saying why, e.g. "no answer came
   // within 30 s, so fsguard withdrew the question".
   void settle_override(const std::string& key, const nlohmann::json* answer,
                        std::string_view no_answer, Outbox& out, Clock::time_point now);
   // Decides the change `call` (raw request `line`, rewritten when a stale
-  // write is merged): each file's facts gathered and handed to decide()
-  // (proxy/guard/change_decision.hpp), the one decision on every change.
-  Verdict decide_change(CallInFlight& call, OutgoingLine& line);
+  // write is merged; its `arguments` as parsed): each file's facts gathered
+  // and handed to decide() (proxy/guard/change_decision.hpp), the one
+  // decision on every change.
+  Verdict decide_change(CallInFlight& call, OutgoingLine& line, const nlohmann::json& arguments);
   // The path by which `call` changes its file number `index`.
   static ChangePath change_path(const CallInFlight& call, std::size_t index);
   // The decision on `call` (raw request `line`), whose veto of code
@@ -529,8 +524,8 @@ private:
                                                  std::size_t max_bytes);
   // The `veto` of a change of `file` that changed since the agent saw it,
   // made into what the agent can act on: the diff, a rebase or a merge.
-  Verdict stale_change(CallInFlight& call, OutgoingLine& line, const std::string& file,
-                       Veto veto);
+  Verdict stale_change(CallInFlight& call, OutgoingLine& line, const nlohmann::json& arguments,
+                       const std::string& file, Veto veto);
   // Whether the client shows the model all of `answer` (see client_limits).
   bool client_shows_whole(std::string_view answer) const;
   // Who made the change of `file` from the agent's `record` to `current`.
@@ -569,14 +564,14 @@ private:
   // which server it is (what initialize tells in the 2025 era).
   void ask_server(Outbox& out);
   // The 2026 era's round trips (proxy/guard/guard_round_trip.cpp).
-  // When the answer `line` at `now` to the change (a write, an edit, a
+  // When the `answer` at `now` to the change (a write, an edit, a
   // move) of the ledger entry
   // `answered` says it has not finished, returns true: input_required
   // records nothing (the retry is a new call; after an override the
   // person allowed, its grant is kept for the server's state); a task, or
   // another resultType, records the files' outcome as unknown. False for
   // any other answer.
-  bool unfinished_change(const PendingRequest& answered, std::string_view line, Outbox& out,
+  bool unfinished_change(const PendingRequest& answered, UpstreamMessage& answer, Outbox& out,
                          Clock::time_point now);
   // What take_retry() did with a client's tools/call.
   enum class RetryTake {
@@ -624,11 +619,11 @@ private:
   // A guarded change's `line` as it goes upstream in the 2026 era: without
   // the Tasks extension in its envelope, so the server answers it at once.
   void forward_change_line(OutgoingLine& line) const;
-  // Records what `call`'s answer `line` showed or changed. Returns false
-  // when `out` carries fsguard's version of the answer instead (a note on
-  // a stale change it carried over).
-  bool record_answer(CallInFlight& call, std::string_view line, const SkimmedMessage& skimmed,
-                     Outbox& out, Clock::time_point now, DecodedAnswerText* first_text);
+  // Records what `call`'s `answer` showed or changed. Returns false when
+  // `out` carries fsguard's version of the answer instead (a note on a
+  // stale change it carried over).
+  bool record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& out,
+                     Clock::time_point now);
   // Whether the text that `call`, a read, shows of its one file is kept
   // once its answer shows it whole (record_answer(); answer_text_wanted()
   // asks before the answer is skimmed).

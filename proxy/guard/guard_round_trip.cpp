@@ -237,11 +237,11 @@ void Guard::forward_change_line(OutgoingLine& line) const
   }
 }
 
-bool Guard::unfinished_change(const PendingRequest& answered, std::string_view line, Outbox& out,
-                              Clock::time_point now)
+bool Guard::unfinished_change(const PendingRequest& answered, UpstreamMessage& answer,
+                              Outbox& out, Clock::time_point now)
 {
   const CallInFlight& call = *answered.call;
-  const auto result_type = unfinished_result_type(line);
+  const auto result_type = unfinished_result_type(answer);
   if (!result_type) {
     return false;
   }
@@ -251,7 +251,7 @@ bool Guard::unfinished_change(const PendingRequest& answered, std::string_view l
     // Nothing is recorded, and the file is not held between the two: a
     // client may never retry.
     if (answered.retry) {
-      if (auto state = answered_request_state(line)) {
+      if (auto state = answered_request_state(answer.line())) {
         // The person allowed this change: the server's retry of it is the same change.
         OverrideGrant grant = answered.retry->grant;
         grant.expires_ns =

@@ -1,10 +1,13 @@
 #include "proxy/guard/stale_change.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <vector>
 
-#include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/answer_text.hpp"
+#include "proxy/jsonrpc/json_members.hpp"
+#include "proxy/jsonrpc/upstream_skim.hpp"
 #include "tracker/unified_diff.hpp"
 
 namespace fsguard {
@@ -224,45 +227,96 @@ std::string merge_note(const std::string& path, const std::string& cause, const 
   return note;
 }
 
-std::optional<std::string> with_note(std::string_view line, const std::string& note,
-                                     const std::string& meta_key,
+namespace {
+
+// `value` as fsguard writes JSON into a line.
+std::string dumped(const nlohmann::ordered_json& value)
+{
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Whether the raw array or object `raw` has no members.
+bool empty_raw(std::string_view raw)
+{
+  return raw.find_first_not_of(" \t\r\n", 1) == raw.size() - 1;
+}
+
+// Bytes put in place of `erased` bytes at `at` in a line.
+struct Splice {
+  const char* at;
+  std::size_t erased;
+  std::string text;
+};
+
+// `line` with `splices` (none overlapping) made.
+std::string spliced(std::string_view line, std::vector<Splice> splices)
+{
+  std::sort(splices.begin(), splices.end(),
+            [](const Splice& a, const Splice& b) { return a.at < b.at; });
+  std::string result;
+  result.reserve(line.size() + 256);
+  const char* copied = line.data();
+  for (const auto& splice : splices) {
+    result.append(copied, splice.at);
+    result += splice.text;
+    copied = splice.at + splice.erased;
+  }
+  result.append(copied, line.data() + line.size());
+  return result;
+}
+
+} // namespace
+
+std::optional<std::string> with_note(std::string_view line, const SkimmedMessage& skimmed,
+                                     const std::string& note, const std::string& meta_key,
                                      const nlohmann::ordered_json& meta)
 {
-  auto response = nlohmann::ordered_json::parse(line, nullptr, false);
-  if (!response.is_object() || !response.contains("result") || !response["result"].is_object()) {
+  // Spliced into the server's bytes, which are not written again: only a
+  // result read by the skim, with one content array.
+  if (!skimmed.is_json_object || skimmed.has_error || skimmed.results != 1
+      || !skimmed.raw_result.starts_with('{')) {
     return std::nullopt;
   }
-  auto& result = response["result"];
-  if (!result.contains("content") || !result["content"].is_array()) {
+  const std::string_view result = skimmed.raw_result;
+  const auto content = skim_member(result, "content");
+  if (!content || !content->starts_with('[')) {
     return std::nullopt;
   }
-  result["content"].push_back({{"type", "text"}, {"text", note}});
-  if (result.contains("structuredContent") && result["structuredContent"].is_object()) {
-    auto& structured = result["structuredContent"];
-    if (structured.contains("content") && structured["content"].is_string()) {
-      structured["content"] = structured["content"].get<std::string>() + "\n\n" + note;
+  std::vector<Splice> splices;
+  const nlohmann::ordered_json block = {{"type", "text"}, {"text", note}};
+  splices.push_back({content->data() + content->size() - 1, 0,
+                     (empty_raw(*content) ? "" : ",") + dumped(block)});
+  if (const auto structured = skim_member(result, "structuredContent");
+      structured && structured->starts_with('{')) {
+    if (const auto text = skim_member(*structured, "content"); text && text->starts_with('"')) {
+      const auto decoded = decoded_json_string(*text, std::numeric_limits<std::size_t>::max());
+      if (!decoded) {
+        return std::nullopt;
+      }
+      splices.push_back({text->data(), text->size(), dumped(*decoded + "\n\n" + note)});
     }
   }
-  if (!result.contains("_meta") || !result["_meta"].is_object()) {
-    result["_meta"] = nlohmann::ordered_json::object();
+  const std::string member = dumped(meta_key) + ":" + dumped(meta);
+  if (const auto own = skim_member(result, "_meta"); own && own->starts_with('{')) {
+    splices.push_back({own->data() + own->size() - 1, 0, (empty_raw(*own) ? "" : ",") + member});
+  } else {
+    // A last "_meta" is the one JSON.parse keeps, whatever came before.
+    splices.push_back({result.data() + result.size() - 1, 0, ",\"_meta\":{" + member + "}"});
   }
-  result["_meta"][meta_key] = meta;
-  return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return spliced(line, std::move(splices));
 }
 
 std::optional<std::string> with_content(std::string_view line, const std::string& content)
 {
-  auto request = nlohmann::ordered_json::parse(line, nullptr, false);
-  if (!request.is_object() || !request.contains("params") || !request["params"].is_object()) {
+  const auto raw = skim_content_argument(line);
+  if (!raw) {
     return std::nullopt;
   }
-  auto& params = request["params"];
-  if (!params.contains("arguments") || !params["arguments"].is_object()
-      || !params["arguments"].contains("content") || !params["arguments"]["content"].is_string()) {
-    return std::nullopt;
+  std::string rewritten = spliced(line, {{raw->data(), raw->size(), dumped(content)}});
+  if (!rewritten.ends_with('\n')) {
+    rewritten += '\n';
   }
-  params["arguments"]["content"] = content;
-  return request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return rewritten;
 }
 
 } // namespace fsguard

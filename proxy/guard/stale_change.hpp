@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proxy/guard/text_diff.hpp"
+#include "proxy/jsonrpc/upstream_skim.hpp"
 #include "tracker/result.hpp"
 #include "tracker/tool_map.hpp"
 
@@ -69,18 +70,21 @@ std::string rebase_note(const std::string& path, const std::string& cause, const
 // merge, which is what was written.
 std::string merge_note(const std::string& path, const std::string& cause, const TextDiff& diff);
 
-// The upstream's tools/call answer `line` with `note` added for the agent:
-// as one more text block at the end of result.content, and at the end of
-// result.structuredContent.content when that is a string (server-filesystem
-// declares it in its output schema, and some clients show only it), with
-// `meta` as result._meta[`meta_key`]. Nothing when `line` is not a result
-// with a content array.
-std::optional<std::string> with_note(std::string_view line, const std::string& note,
-                                     const std::string& meta_key,
+// The upstream's tools/call answer `line` (`skimmed`) with `note` added for
+// the agent: as one more text block at the end of result.content, and at
+// the end of result.structuredContent.content when that is a string
+// (server-filesystem declares it in its output schema, and some clients
+// show only it), with `meta` as result._meta[`meta_key`]. The additions are
+// spliced into the server's bytes, which stay as they are. Nothing when
+// `line` is not a result with one content array, or when the skim cannot
+// read it.
+std::optional<std::string> with_note(std::string_view line, const SkimmedMessage& skimmed,
+                                     const std::string& note, const std::string& meta_key,
                                      const nlohmann::ordered_json& meta);
 
 // `line` (a client's tools/call request) with params.arguments.content
-// replaced by `content`; nothing if `line` has no such string.
+// replaced by `content`, and nothing else changed; nothing if `line` has no
+// such string that a skim finds (one content member, no escaped keys).
 std::optional<std::string> with_content(std::string_view line, const std::string& content);
 
 } // namespace fsguard

@@ -54,8 +54,9 @@ std::string verify_request(const std::string& id, const VerifyTool& tool, const 
   return own_request_line(message, envelope);
 }
 
-UpstreamRead read_outcome(std::string_view line, const SkimmedMessage& skimmed)
+UpstreamRead read_outcome(UpstreamMessage& answer)
 {
+  const SkimmedMessage& skimmed = answer.skimmed();
   if (skim_tool_succeeded(skimmed) == true) {
     const auto raw = skim_first_text(skimmed);
     auto text = raw ? decoded_json_string(*raw, std::numeric_limits<std::size_t>::max())
@@ -64,7 +65,7 @@ UpstreamRead read_outcome(std::string_view line, const SkimmedMessage& skimmed)
       return UpstreamRead{UpstreamRead::Outcome::text, std::move(*text), {}};
     }
   }
-  const auto response = nlohmann::json::parse(line, nullptr, false);
+  const nlohmann::json& response = answer.tree();
   UpstreamRead read;
   const auto& result = member(response, "result");
   if (!result.is_object()) {

@@ -16,6 +16,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "proxy/jsonrpc/message.hpp"
+#include "proxy/jsonrpc/upstream_message.hpp"
 #include "tracker/disk.hpp"
 #include "tracker/string_key_hash.hpp"
 #include "tracker/tool_map.hpp"
@@ -46,9 +47,9 @@ std::optional<VerifyTool> verify_tool(const ToolMap& tools);
 std::string verify_request(const std::string& id, const VerifyTool& tool,
                            const std::string& path, const nlohmann::json& envelope = nullptr);
 
-// What the upstream's answer `line` (already `skimmed`) to such a read says
-// of the file. A successful answer is decoded without a full parse.
-UpstreamRead read_outcome(std::string_view line, const SkimmedMessage& skimmed);
+// What the upstream's `answer` to such a read says of the file. A
+// successful answer is decoded without asking for its tree.
+UpstreamRead read_outcome(UpstreamMessage& answer);
 
 // The digest of `text` as a read tool showed it: XXH3-128 of its bytes, and
 // as not valid UTF-8 when it holds U+FFFD (which a server shows in place of

@@ -6,6 +6,7 @@
 #include "proxy/jsonrpc/content_hash.hpp"
 #include "proxy/jsonrpc/json_reader.hpp"
 #include "proxy/jsonrpc/lenient_json.hpp"
+#include "proxy/jsonrpc/upstream_skim.hpp"
 #include "tracker/unicode.hpp"
 
 namespace fsguard {
@@ -142,6 +143,16 @@ void parse_client_message(std::string_view line, ClientMessage& message)
   } else {
     message.kind = MessageKind::other;
   }
+}
+
+nlohmann::json shallow_id(std::string_view line)
+{
+  const SkimmedMessage skimmed = skim_message(line);
+  if (skimmed.raw_id.empty() || nesting_depth(skimmed.raw_id) > 0) {
+    return nullptr;
+  }
+  auto id = nlohmann::json::parse(skimmed.raw_id, nullptr, false);
+  return id.is_string() || id.is_number() ? id : nlohmann::json();
 }
 
 namespace {

@@ -53,6 +53,10 @@ ClientMessage parse_client_message(std::string_view line);
 // new line has the same shape (see read_json_fast).
 void parse_client_message(std::string_view line, ClientMessage& message);
 
+// The id of the client's `line`, refused unparsed (nested too deep), found
+// by a skim, if it is a plain string or number; null otherwise.
+nlohmann::json shallow_id(std::string_view line);
+
 // Frees `tree` (nested at most k_max_nesting deep, as a parsed message is),
 // leaving it null. Cheaper than assigning null: nlohmann's destructor moves
 // every member of every array and object onto a heap-allocated stack first.

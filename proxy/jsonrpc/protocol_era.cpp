@@ -31,6 +31,11 @@ std::optional<ClientFacts> envelope_facts(const nlohmann::json& meta)
   return facts;
 }
 
+std::optional<ClientFacts> envelope_facts_of_raw(std::string_view raw_meta)
+{
+  return envelope_facts(nlohmann::json::parse(raw_meta, nullptr, false));
+}
+
 std::optional<ClientFacts> client_facts(const nlohmann::json& request)
 {
   const auto& params = member(request, "params");
@@ -55,13 +60,13 @@ const nlohmann::json& server_info(const nlohmann::json& result)
   return own.is_object() ? own : member(member(result, "_meta"), k_server_info_key);
 }
 
-std::optional<std::string> unfinished_result_type(std::string_view line)
+std::optional<std::string> unfinished_result_type(UpstreamMessage& answer)
 {
   // Most answers have no resultType at all: only those that name one are parsed.
-  if (line.find("\"resultType\"") == std::string_view::npos) {
+  if (answer.line().find("\"resultType\"") == std::string_view::npos) {
     return std::nullopt;
   }
-  const auto response = nlohmann::json::parse(line, nullptr, false);
+  const nlohmann::json& response = answer.tree();
   const auto& type = member(member(response, "result"), "resultType");
   if (!type.is_string() || type.get_ref<const std::string&>() == "complete") {
     return std::nullopt;

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proxy/jsonrpc/upstream_message.hpp"
+
 namespace fsguard {
 
 // The era a session runs in.
@@ -47,14 +49,20 @@ std::optional<ClientFacts> client_facts(const nlohmann::json& request);
 // unless it is the 2026 era's envelope (it names the protocol version).
 std::optional<ClientFacts> envelope_facts(const nlohmann::json& meta);
 
+// The same from the JSON text of params._meta, `raw_meta`, as the scan of a
+// plain tools/call found it (PlainToolCall::envelope), which it leaves
+// unparsed.
+std::optional<ClientFacts> envelope_facts_of_raw(std::string_view raw_meta);
+
 // The serverInfo in an initialize or server/discover `result`: its own
 // member, or in the 2026 era the one in its _meta; null if neither.
 const nlohmann::json& server_info(const nlohmann::json& result);
 
-// The resultType of the answer `line` when it says the work is not done
-// ("task", "input_required", or anything but "complete"); nothing for a
-// finished result, an error, or a 2025-era result (which has none).
-std::optional<std::string> unfinished_result_type(std::string_view line);
+// The resultType of the upstream's `answer` when it says the work is not
+// done ("task", "input_required", or anything but "complete"); nothing for
+// a finished result, an error, or a 2025-era result (which has none). Asks
+// for the answer's tree only when its line names a resultType.
+std::optional<std::string> unfinished_result_type(UpstreamMessage& answer);
 
 // Adds resultType "complete" to `result`, fsguard's own answer to a
 // request of a session in `era`, when that era requires it.

@@ -75,10 +75,6 @@ std::optional<bool> skim_shows_content(const SkimmedMessage& response)
   return next != std::string_view::npos && content[next] != ']';
 }
 
-namespace {
-
-// The raw value of member `key` of the raw JSON object `object`, when it
-// has exactly one such member.
 std::optional<std::string_view> skim_member(std::string_view object, std::string_view key)
 {
   std::string_view found;
@@ -95,7 +91,6 @@ std::optional<std::string_view> skim_member(std::string_view object, std::string
   return found;
 }
 
-} // namespace
 
 std::optional<std::string_view> skim_first_text(const SkimmedMessage& response)
 {

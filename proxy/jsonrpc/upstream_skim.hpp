@@ -72,6 +72,11 @@ std::optional<bool> skim_shows_content(const SkimmedMessage& response);
 // repeated keys). Decode it with decoded_json_string().
 std::optional<std::string_view> skim_first_text(const SkimmedMessage& response);
 
+// The raw value of member `key` of the raw JSON object `object`, when it
+// has exactly one such member; nothing otherwise, or when only a full parse
+// could tell (escaped keys).
+std::optional<std::string_view> skim_member(std::string_view object, std::string_view key);
+
 // The raw JSON string of params.arguments.content in the client request
 // `line` (with or without its newline), when it is a string; as for
 // skim_first_text().

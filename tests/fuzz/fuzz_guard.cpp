@@ -1,6 +1,7 @@
 // libFuzzer target over the parts that see untrusted input: client message
 // classification, the upstream skim, read_multiple_files splitting, path
-// resolution, and the tracker's write decisions against a model.
+// resolution, the tracker's write decisions against a model, and the
+// guard's intakes of lines from either peer.
 //
 // The first byte picks the part; the rest is its input.
 #include <cstddef>
@@ -24,6 +25,8 @@
 #include "proxy/jsonrpc/sdk_schema.hpp"
 #include "proxy/jsonrpc/upstream_skim.hpp"
 #include "proxy/jsonrpc/plain_tool_call.hpp"
+#include "proxy/guard/client_intake.hpp"
+#include "proxy/guard/upstream_intake.hpp"
 #include "proxy/stores/real_disk.hpp"
 #include "proxy/guard/server_paths.hpp"
 #include "tracker/path.hpp"
@@ -347,6 +350,54 @@ void fuzz_tracker(std::string_view input)
   }
 }
 
+// Lines from either peer (each line's first byte: even, the client's; odd,
+// the upstream's), through the intakes of a guard that knows its server,
+// as the relay hands them over: nothing crashes, and every line fsguard
+// writes to the client itself is JSON.
+void fuzz_intakes(std::string_view input)
+{
+  FakeDisk disk = workspace();
+  Guard guard(disk, GuardSettings{}, "/home", "/ws");
+  ClientIntake client(guard);
+  UpstreamIntake upstream(guard);
+  const auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  Outbox out;
+  const auto from_client = [&](std::string line) {
+    line += '\n';
+    client.take(OutgoingLine::borrowed(line), now, out);
+    out.own_lines(); // the relay writes them before its reader reads on
+  };
+  const auto from_upstream = [&](const std::string& line) {
+    (void)upstream.take(line, now, out);
+    upstream.line_sent();
+  };
+  from_client(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{}})");
+  from_upstream(
+    R"({"jsonrpc":"2.0","id":0,"result":{"serverInfo":{"name":"secure-filesystem-server","version":"0.2.0"}}})");
+  from_upstream(
+    R"({"result":{"content":[{"type":"text","text":"Allowed directories:\n/ws"}]},"jsonrpc":"2.0","id":"fsguard/allowed-directories/1"})");
+  for (std::size_t at = 0; at < input.size();) {
+    const std::size_t end = std::min(input.find('\n', at), input.size());
+    const std::string_view line = input.substr(at, end - at);
+    at = end + 1;
+    if (line.empty()) {
+      continue;
+    }
+    const std::string text(line.substr(1));
+    if (static_cast<unsigned char>(line.front()) % 2 == 0) {
+      from_client(text);
+    } else {
+      from_upstream(text);
+    }
+    for (const auto& sent : out.to_client) {
+      check(nlohmann::json::accept(sent));
+    }
+    out.clear();
+  }
+  guard.expire(now + std::chrono::hours(1), out);
+  (void)guard.take_unanswered();
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
@@ -355,12 +406,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 5) {
+  switch (data[0] % 6) {
   case 0: fuzz_client_message(input); break;
   case 1: fuzz_skim(input); break;
   case 2: fuzz_parts(input); break;
   case 3: fuzz_path(input); break;
   case 4: fuzz_tracker(input); break;
+  case 5: fuzz_intakes(input); break;
   }
   return 0;
 }

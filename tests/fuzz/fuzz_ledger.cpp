@@ -45,7 +45,9 @@
 #include "agent_model.hpp"
 #include "fake_disk.hpp"
 #include "proxy/jsonrpc/content_hash.hpp"
+#include "proxy/guard/client_intake.hpp"
 #include "proxy/guard/guard.hpp"
+#include "proxy/guard/upstream_intake.hpp"
 #include "tracker/unified_diff.hpp"
 
 using namespace fsguard;
@@ -295,50 +297,43 @@ private:
   {
     const std::string key = id_key(request["id"]);
     ++m_sent[key];
-    ContentArgument content;
     const auto& arguments = member(member(request, "params"), "arguments");
-    if (member(arguments, "content").is_string()) {
-      content.hash = hash_of(arguments["content"].get<std::string>());
-      // Every other write as the reader hands a short content on, decoded;
-      // the rest as a long one, from the line.
-      if (++m_content_arguments % 2 == 0) {
-        content.text = TextBytes::copy_of(arguments["content"].get<std::string>());
-      }
-    }
     if (k_trace) {
       std::fprintf(stderr, "client sends %s\n", request.dump().substr(0, 160).c_str());
     }
-    Outbox out;
     if (member(member(request, "params"), "name") == "write_file") {
       m_sent_contents[key] = arguments["content"]; // ids of writes are never reused
     }
-    // As the relay takes a line: a plain call first, unparsed but for a
-    // guarded one's arguments, and the rest parsed (the model holds both to
-    // one account). Every third plain guarded call is parsed instead, as a
-    // line of another shape would be: both ways stay in play.
+    // Taken as the relay takes a line (ClientIntake): a plain call unparsed
+    // but for a guarded one's arguments, the rest parsed (the model holds
+    // both to one account). Both ways stay in play: every third plain
+    // guarded call spells its key "name" with an escape, which only the
+    // full parse reads; every other write carries a number past 64 bits,
+    // which leaves it to the full parser, which hands its content on
+    // hashed only, as a long content is (then it is read from the line).
+    std::string line = request.dump();
+    if (member(arguments, "content").is_string() && ++m_content_arguments % 2 != 0) {
+      const std::string at = R"("arguments":{)";
+      line.insert(line.find(at) + at.size(), R"("note":18446744073709551616,)");
+    } else if (guarded_tool(member(member(request, "params"), "name"))
+               && ++m_plain_guarded % 3 == 0) {
+      line.replace(line.rfind(R"("name")"), 6, R"("n\u0061me")");
+    }
     // Borrowed from a reader's buffer, overwritten once the guard took it
     // (as the relay's reader reads on): whatever the guard kept uncopied
     // would show it.
-    m_reader_buffer = request.dump() + "\n";
-    OutgoingLine line = OutgoingLine::borrowed(m_reader_buffer);
-    const std::string_view text(m_reader_buffer.data(), m_reader_buffer.size() - 1);
-    const auto plain = m_guard.scan_plain_call(text, m_plain_arguments);
-    bool taken = false;
-    if (plain && (plain->tool == nullptr || ++m_plain_guarded % 3 != 0)) {
-      if (plain->tool != nullptr) {
-        m_plain_arguments.content = std::move(content); // hashed as the model's disk hashes
-      }
-      taken = m_guard.take_plain_call(line, *plain, m_plain_arguments, out, m_now);
-      if (!taken && plain->tool != nullptr) {
-        content = std::move(m_plain_arguments.content); // refused (a reused id): as it was
-      }
-    }
-    if (!taken) {
-      m_guard.on_client_request(std::move(line), request, std::move(content), out, m_now);
-    }
+    m_reader_buffer = line + "\n";
+    Outbox out;
+    m_client.take(OutgoingLine::borrowed(m_reader_buffer), m_now, out);
     out.own_lines(); // as the relay writes them before it reads on
     std::fill(m_reader_buffer.begin(), m_reader_buffer.end(), '#');
     take(out);
+  }
+
+  // Whether the model's guard guards calls of the tool named `name`.
+  static bool guarded_tool(const nlohmann::json& name)
+  {
+    return name.is_string() && name != "list_directory" && name != "list_allowed_directories";
   }
 
   void cancel(unsigned pick)
@@ -362,7 +357,9 @@ private:
       }
     }
     Outbox out;
-    m_guard.on_client_notification(notification.dump() + "\n", notification, out);
+    const std::string line = notification.dump() + "\n";
+    m_client.take(OutgoingLine::borrowed(line), m_now, out);
+    out.own_lines();
     take(out);
   }
 
@@ -818,8 +815,8 @@ private:
     const std::string line =
       nlohmann::json{{"result", result}, {"jsonrpc", "2.0"}, {"id", id}}.dump();
     Outbox out;
-    const bool relayed = m_guard.on_upstream_response(id_key(id), line, skim_message(line), out, m_now);
-    m_guard.settle_reads();
+    const bool relayed = m_upstream_intake.take(line, m_now, out) == UpstreamLine::relayed;
+    m_upstream_intake.line_sent();
     const std::string key = id_key(id);
     const bool own = id.is_string() && id.get<std::string>().starts_with("fsguard/");
     check(!(own && relayed));
@@ -889,6 +886,8 @@ private:
   Setup m_setup;
   FakeDisk m_disk; // with verify: upstream, the server's, which fsguard never looks at
   Guard m_guard;
+  ClientIntake m_client{m_guard};           // the guard is driven as the relay drives it
+  UpstreamIntake m_upstream_intake{m_guard};
   std::chrono::steady_clock::time_point m_now{std::chrono::hours(1)};
   std::vector<Forwarded> m_upstream;
   AgentModel m_agent{k_files};
@@ -897,7 +896,6 @@ private:
   std::optional<Question> m_allowed;      // the person allowed this one change just now
   std::map<std::string, std::string> m_sent_contents; // a write's content as the client sent it
   unsigned m_content_arguments = 0; // writes sent, to hand every other one on decoded
-  PlainCallArguments m_plain_arguments; // reused, as the relay reuses it
   std::string m_reader_buffer; // the client's lines are lent from it, as from the relay's reader
   unsigned m_plain_guarded = 0;         // plain guarded calls, to parse every third one
   std::map<std::string, std::pair<std::string, std::string>> m_pending_moves; // sent, not done

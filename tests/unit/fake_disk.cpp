@@ -2,6 +2,8 @@
 
 #include <cerrno>
 
+#include "proxy/jsonrpc/content_hash.hpp"
+
 namespace fsguard::testing {
 
 namespace {
@@ -20,7 +22,7 @@ std::string parent_of(const std::string& path)
 
 ContentHash fake_hash(const std::string& content)
 {
-  return ContentHash{std::hash<std::string>{}(content), content.size()};
+  return hash_bytes(content);
 }
 
 FakeDisk::FakeDisk() : m_now_ns(1'800'000'000'000'000'000LL)

@@ -12,6 +12,9 @@
 
 namespace fsguard::testing {
 
+// The hash the FakeDisk gives `content`: the real one (XXH3-128), so that a
+// write's content hashed by the reader of its line matches the file it
+// leaves.
 ContentHash fake_hash(const std::string& content);
 
 class FakeDisk final : public Disk {
@@ -76,7 +79,5 @@ private:
   std::int64_t m_now_ns;
   std::uint64_t m_next_inode = 100;
 };
-
-ContentHash fake_hash(const std::string& content);
 
 } // namespace fsguard::testing

@@ -4,7 +4,10 @@
 #include <string>
 
 #include "fake_disk.hpp"
+#include "proxy/guard/client_intake.hpp"
 #include "proxy/guard/guard.hpp"
+#include "proxy/guard/upstream_intake.hpp"
+#include "proxy/jsonrpc/json_reader.hpp"
 #include "tracker/profiles.hpp"
 #include "tracker/server_filesystem.hpp"
 
@@ -44,9 +47,12 @@ std::string diff_of(const std::string& before, const std::string& after)
 struct Session {
   FakeDisk disk;
   Guard guard;
+  // The guard is driven as the relay drives it: each line through its intake.
+  ClientIntake client{guard};
+  UpstreamIntake upstream{guard};
   Outbox out;
   Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
-  PlainCallArguments plain_arguments; // reused, as the relay reuses it
+  PlainCallArguments plain_arguments; // for tests of Guard::scan_plain_call
   std::string reader_buffer; // the relay's reader's, which the client's lines are lent from
 
   // `server_version` "1.2.29" makes the server @agent-infra's fork.
@@ -91,24 +97,14 @@ struct Session {
 
   static std::string json_line(const nlohmann::json& message) { return message.dump() + "\n"; }
 
-  // The client's request `line`, taken as the relay takes it: borrowed from
-  // the reader's buffer (reader_buffer), a plain call unparsed (but for a
-  // guarded one's arguments), anything else parsed. `content` stands for
-  // what the reader finds of a write's content, in either way (hashed as
-  // the FakeDisk hashes). The buffer is overwritten afterwards, as the
-  // reader reads on (read_on).
-  void request(const std::string& line, ContentArgument content = {})
+  // The client's `line`, taken as the relay takes it (ClientIntake): lent
+  // from the reader's buffer (reader_buffer), which is overwritten
+  // afterwards, as the reader reads on (read_on).
+  void request(const std::string& line)
   {
     out = Outbox{};
     reader_buffer = line;
-    OutgoingLine lent = OutgoingLine::borrowed(reader_buffer);
-    if (!take_plain(lent, std::move(content))) {
-      REQUIRE(lent.text() == line); // untouched when refused
-      REQUIRE(out.to_upstream.empty());
-      REQUIRE(out.to_client.empty());
-      guard.on_client_request(std::move(lent), nlohmann::json::parse(line), std::move(content), out,
-                              now);
-    }
+    client.take(OutgoingLine::borrowed(reader_buffer), now, out);
     read_on();
   }
 
@@ -121,79 +117,64 @@ struct Session {
     std::fill(reader_buffer.begin(), reader_buffer.end(), '#');
   }
 
-  // Takes `line` as a plain call if it is one (Guard::scan_plain_call),
-  // with `content` in place of what the scan found of its content (the
-  // same as the full parse finds, which the fuzzer and the scan's tests
-  // check, but hashed with the real hash); true if taken. `content` is
-  // left as it was otherwise.
-  bool take_plain(OutgoingLine& line, ContentArgument&& content = {})
+  // Whether the client's `line` (with its newline) is one the intake takes
+  // by the fast path, unparsed (Guard::scan_plain_call).
+  bool plain(const std::string& line)
   {
-    std::string_view text = line.text();
-    text.remove_suffix(text.ends_with('\n') ? 1 : 0);
-    const auto call = guard.scan_plain_call(text, plain_arguments);
-    if (!call) {
-      return false;
-    }
-    if (call->tool != nullptr) {
-      plain_arguments.content = std::move(content);
-    }
-    const bool taken = guard.take_plain_call(line, *call, plain_arguments, out, now);
-    if (!taken && call->tool != nullptr) {
-      content = std::move(plain_arguments.content); // for the full path
-    }
-    return taken;
+    PlainCallArguments arguments;
+    return guard.scan_plain_call(std::string_view(line).substr(0, line.find('\n')), arguments)
+      .has_value();
   }
 
   // A tools/call of `tool` with `arguments` as request `id`.
   void call(const nlohmann::json& id, const std::string& tool, nlohmann::json arguments)
   {
-    ContentArgument content; // as the reader finds it
-    if (arguments.contains("content") && arguments["content"].is_string()) {
-      content.text = TextBytes::copy_of(arguments["content"].get<std::string>());
-      content.hash = fake_hash(std::string(content.text->view()));
-    }
     request(json_line({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
-                       {"params", {{"name", tool}, {"arguments", arguments}}}}),
-            std::move(content));
+                       {"params", {{"name", tool}, {"arguments", arguments}}}}));
   }
 
   // The server asks for the client's roots, and the client answers `uri`.
   void roots_changed(const std::string& uri)
   {
-    guard.on_upstream_request("0", "roots/list");
-    out = Outbox{};
-    const nlohmann::json roots = {{"jsonrpc", "2.0"}, {"id", 0},
-                                  {"result", {{"roots", {{{"uri", uri}}}}}}};
-    guard.on_client_response(roots.dump() + "\n", roots, out);
+    upstream_line(R"({"jsonrpc":"2.0","id":0,"method":"roots/list"})");
+    request(json_line({{"jsonrpc", "2.0"}, {"id", 0}, {"result", {{"roots", {{{"uri", uri}}}}}}}));
   }
 
   void notify(const nlohmann::json& message)
   {
-    out = Outbox{};
-    guard.on_client_notification(json_line(message), message, out);
+    request(json_line(message));
   }
+
+  // The upstream's `line` (without its newline), taken as the relay takes
+  // it (UpstreamIntake); the guard is told it has gone on unless `settled`
+  // is false. Returns whether it is relayed as it is.
+  bool upstream_line(const std::string& line, bool settled = true)
+  {
+    out = Outbox{};
+    answer_buffer = line; // the upstream reader's, which the guard may read until settled
+    const UpstreamLine fate = upstream.take(answer_buffer, now, out);
+    if (settled) {
+      upstream.line_sent();
+    }
+    return fate == UpstreamLine::relayed;
+  }
+  std::string answer_buffer;
 
   // The upstream answers `id` with `result`; returns whether it is relayed.
   bool answer(const nlohmann::json& id, const nlohmann::json& result)
   {
-    out = Outbox{};
-    const std::string line = nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}.dump();
-    const bool relayed = guard.on_upstream_response(id_key(id), line, skim_message(line), out, now);
-    guard.settle_reads();
-    return relayed;
+    return upstream_line(nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}.dump());
   }
 
   // The upstream answers `id` with `text` as answer_text() does, but the
   // guard is not yet told the answer has gone on (no settle_reads()).
   bool answer_text_unsettled(const nlohmann::json& id, const std::string& text)
   {
-    out = Outbox{};
-    const std::string line =
-      nlohmann::json{{"jsonrpc", "2.0"},
-                     {"id", id},
-                     {"result", {{"content", {{{"type", "text"}, {"text", text}}}}}}}
-        .dump();
-    return guard.on_upstream_response(id_key(id), line, skim_message(line), out, now);
+    return upstream_line(nlohmann::json{{"jsonrpc", "2.0"},
+                                        {"id", id},
+                                        {"result", {{"content", {{{"type", "text"}, {"text", text}}}}}}}
+                           .dump(),
+                         false);
   }
 
   bool answer_text(const nlohmann::json& id, const std::string& text)
@@ -316,29 +297,14 @@ struct Session {
   }
 
   // The upstream answers `id` with `text` in the very bytes the MCP SDK
-  // writes (the text in content and structuredContent), handed over as the
-  // relay hands it: the text decoded as the answer is skimmed, when the
-  // guard wants it. Returns whether it is relayed; `first_text` is what is
-  // left of the decoded text.
-  bool answer_in_sdk_bytes(int id, const std::string& text, DecodedAnswerText& first_text)
+  // writes (the text in content and structuredContent). Returns whether it
+  // is relayed.
+  bool answer_in_sdk_bytes(int id, const std::string& text)
   {
-    out = Outbox{};
     const std::string raw_text = nlohmann::json(text).dump();
-    const std::string line = R"({"result":{"content":[{"type":"text","text":)" + raw_text
-                             + R"(}],"structuredContent":{"content":)" + raw_text
-                             + R"(}},"jsonrpc":"2.0","id":)" + std::to_string(id) + "}";
-    const std::string key = answer_key_from_ends(line);
-    REQUIRE(key == id_key(id));
-    auto answered = guard.find_answer(key); // once, as the relay looks it up
-    const auto wanted = guard.answer_text_wanted(answered);
-    const bool decoded =
-      wanted && decode_sdk_answer_text(line, answer_id_from_ends(line), first_text, *wanted);
-    const bool relayed = guard.on_upstream_response(std::move(answered), key, line,
-                                                    decoded ? skim_message(line, first_text.end)
-                                                            : skim_message(line),
-                                                    out, now, decoded ? &first_text : nullptr);
-    guard.settle_reads();
-    return relayed;
+    return upstream_line(R"({"result":{"content":[{"type":"text","text":)" + raw_text
+                         + R"(}],"structuredContent":{"content":)" + raw_text
+                         + R"(}},"jsonrpc":"2.0","id":)" + std::to_string(id) + "}");
   }
 
   // The answer to `id` the last step sent the client, parsed.
@@ -411,10 +377,7 @@ TEST_SUITE("guard")
     const std::string held = Session::json_line(
       {{"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/call"},
        {"params", {{"name", "write_file"}, {"arguments", {{"path", "/ws/a.txt"}, {"content", "three\n"}}}}}});
-    ContentArgument content;
-    content.text = TextBytes::copy_of("three\n");
-    content.hash = fake_hash("three\n");
-    s.request(held, std::move(content));
+    s.request(held);
     CHECK(s.out.to_upstream.empty());
     REQUIRE(s.guard.holds_calls());
     CHECK(s.reader_buffer.find_first_not_of('#') == std::string::npos); // the reader read on
@@ -435,9 +398,9 @@ TEST_SUITE("guard")
           std::string(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/ws/b.txt","content":"new\n"}}})"
                        "\n")}) {
       CAPTURE(buffer);
+      REQUIRE(s.plain(buffer));
       s.out = Outbox{};
-      OutgoingLine lent = OutgoingLine::borrowed(buffer);
-      REQUIRE(s.take_plain(lent));
+      s.client.take(OutgoingLine::borrowed(buffer), s.now, s.out);
       REQUIRE(s.out.to_upstream.size() == 1);
       CHECK(s.out.to_upstream.front().is_borrowed());
       CHECK(s.out.to_upstream.front().text().data() == buffer.data());
@@ -457,7 +420,7 @@ TEST_SUITE("guard")
     const SeenRecord* read = s.guard.record("/ws/a.txt");
     REQUIRE(read != nullptr);
     CHECK(read->hash == s.disk.hash_of("one\n")); // the agent does not wait for the record
-    s.guard.settle_reads();
+    s.upstream.line_sent();
     const SeenRecord* record = s.guard.record("/ws/a.txt");
     REQUIRE(record != nullptr);
     CHECK(record->hash == s.disk.hash_of("two\n"));
@@ -483,7 +446,7 @@ TEST_SUITE("guard")
     s.disk.write("/ws/a.txt", "two\n");
     CHECK(s.answer_text_unsettled(2, "Edited"));
     s.disk.write("/ws/a.txt", "two\nand another writer's line\n");
-    s.guard.settle_reads();
+    s.upstream.line_sent();
     s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "three\n"}});
     CHECK(s.forwarded_ids().empty()); // the other writer's line was never seen
   }
@@ -561,46 +524,33 @@ TEST_SUITE("guard")
     Session s;
     const std::string line =
       R"({"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}}})";
-    const auto message = parse_client_message(line);
-    s.out = Outbox{};
-    s.guard.on_client_request(line + "\n", message.body, {}, s.out, s.now);
+    s.request(line + "\n");
     REQUIRE(s.out.to_upstream.size() == 1);
-    const std::string answer = R"({"jsonrpc":"2.0","id":"\ud800","result":{"content":[]}})";
-    s.out = Outbox{};
-    s.guard.on_upstream_response(id_key_of_raw(skim_message(answer).raw_id), answer,
-                                 skim_message(answer), s.out, s.now);
+    s.upstream_line(R"({"jsonrpc":"2.0","id":"\ud800","result":{"content":[]}})");
     CHECK(s.guard.take_unanswered().empty());
   }
 
   TEST_CASE("a failed initialize may be sent again")
   {
-    FakeDisk disk;
-    Guard guard(disk, GuardSettings{}, "/home", "/ws");
-    Outbox out;
+    Session s{Session::Uninitialized{}};
     const auto initialize = [&](int id) {
-      const nlohmann::json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", "initialize"},
-                                      {"params", nlohmann::json::object()}};
-      out = Outbox{};
-      guard.on_client_request(request.dump() + "\n", request, {}, out);
+      s.request(Session::json_line({{"jsonrpc", "2.0"}, {"id", id}, {"method", "initialize"},
+                                    {"params", nlohmann::json::object()}}));
     };
     initialize(1);
-    const std::string failed = R"({"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}})";
-    guard.on_upstream_response("1", failed, skim_message(failed), out);
+    s.upstream_line(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}})");
     initialize(2);
-    CHECK(out.to_upstream.size() == 1);
-    CHECK(out.to_client.empty());
+    CHECK(s.out.to_upstream.size() == 1);
+    CHECK(s.out.to_client.empty());
   }
 
   TEST_CASE("an initialize refused for a reused id leaves the session uninitialized")
   {
-    FakeDisk disk;
-    Guard guard(disk, GuardSettings{}, "/home", "/ws");
-    Outbox out;
+    Session s{Session::Uninitialized{}};
+    Outbox& out = s.out;
     const auto send = [&](int id, const char* method) {
-      const nlohmann::json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method},
-                                      {"params", nlohmann::json::object()}};
-      out = Outbox{};
-      guard.on_client_request(request.dump() + "\n", request, {}, out);
+      s.request(Session::json_line({{"jsonrpc", "2.0"}, {"id", id}, {"method", method},
+                                    {"params", nlohmann::json::object()}}));
     };
     send(1, "tools/list");
     send(1, "initialize"); // id 1 is pending: refused, never sent
@@ -630,29 +580,19 @@ TEST_SUITE("guard")
   {
     GuardSettings settings;
     settings.profile = "desktop-commander";
-    FakeDisk disk;
-    disk.make_directory("/ws");
-    disk.advance(10'000'000'000LL);
-    Guard guard(disk, settings, "/home", "/ws");
-    Outbox out;
-    const nlohmann::json initialize = {{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
-                                       {"params", nlohmann::json::object()}};
-    guard.on_client_request(initialize.dump() + "\n", initialize, {}, out);
-    const std::string initialized =
-      R"({"jsonrpc":"2.0","id":0,"result":{"serverInfo":{"name":"desktop-commander"}}})";
-    guard.on_upstream_response("0", initialized, skim_message(initialized), out);
+    Session s{Session::Uninitialized{}, settings};
+    FakeDisk& disk = s.disk;
+    s.request(Session::json_line({{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
+                                  {"params", nlohmann::json::object()}}));
+    s.upstream_line(
+      R"({"jsonrpc":"2.0","id":0,"result":{"serverInfo":{"name":"desktop-commander"}}})");
     const auto write = [&](int id) {
-      const nlohmann::json request = {
-        {"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
-        {"params", {{"name", "write_file"}, {"arguments", {{"path", "/ws/t.xlsx"}, {"content", "[[1,2]]"}}}}}};
-      out = Outbox{};
-      guard.on_client_request(request.dump() + "\n", request, ContentArgument{fake_hash("[[1,2]]")}, out);
-      return out.to_upstream.size() == 1;
+      s.call(id, "write_file", {{"path", "/ws/t.xlsx"}, {"content", "[[1,2]]"}});
+      return s.out.to_upstream.size() == 1;
     };
     REQUIRE(write(1));
     disk.write("/ws/t.xlsx", "PK\x03\x04 a spreadsheet"); // the server converts the rows
-    const std::string answer = R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}})";
-    guard.on_upstream_response("1", answer, skim_message(answer), out);
+    s.upstream_line(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}})");
     disk.advance(10'000'000'000LL);
     CHECK(write(2)); // neither changed nor partial_read
   }
@@ -710,17 +650,13 @@ TEST_SUITE("guard")
     Session s;
     const std::string sent = R"({"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}},"jsonrpc":"2.0","id":7})"
                              "\n";
-    OutgoingLine line = OutgoingLine::borrowed(sent);
-    REQUIRE(s.take_plain(line));
+    REQUIRE(s.plain(sent));
+    s.out = Outbox{};
+    s.client.take(OutgoingLine::borrowed(sent), s.now, s.out);
     REQUIRE(s.out.to_upstream.size() == 1);
     CHECK(s.out.to_upstream.front() == sent);
     CHECK(s.out.to_upstream.front().is_borrowed()); // forwarded uncopied
     // Pending under its id: reused, it is refused (by the full path).
-    OutgoingLine again = OutgoingLine::borrowed(sent);
-    s.out = Outbox{};
-    CHECK_FALSE(s.take_plain(again));
-    CHECK(again == sent);
-    CHECK(s.out.to_upstream.empty());
     s.request(sent);
     CHECK(s.answered(7) == "-32600");
     CHECK(s.guard.close_relayed_request("7")); // its answer goes on without a skim
@@ -762,17 +698,19 @@ TEST_SUITE("guard")
       Session s;
       s.disk.write("/ws/a.txt", "one\n");
       std::vector<std::string> sent;
-      const auto send = [&](const std::string& line) {
-        s.out = Outbox{};
-        OutgoingLine taken(line);
-        if (plain) {
-          REQUIRE(s.take_plain(taken));
-        } else {
-          s.guard.on_client_request(line, nlohmann::json::parse(line), ContentArgument{}, s.out,
-                                    s.now);
+      // The parsed way, each line spells the key "name" with an escape: no
+      // longer the plain shape, so the intake parses it.
+      const auto up = [](std::string_view line) {
+        return "up " + nlohmann::json::parse(line).dump();
+      };
+      const auto send = [&](std::string taken) {
+        if (!plain) {
+          taken.replace(taken.find(R"("name")"), 6, R"("n\u0061me")");
         }
+        REQUIRE(s.plain(taken) == plain);
+        s.request(taken);
         for (const auto& each : s.out.to_upstream) {
-          sent.push_back("up " + std::string(each.text()));
+          sent.push_back(up(each.text()));
         }
         for (const auto& each : s.out.to_client) {
           sent.push_back("client " + each);
@@ -788,10 +726,9 @@ TEST_SUITE("guard")
       // An edit held behind that read, then released by its answer.
       send(R"({"method":"tools/call","params":{"name":"edit_file","arguments":{"path":"/ws/a.txt","edits":[{"oldText":"one","newText":"two"}]}},"jsonrpc":"2.0","id":"e-3"})"
            "\n");
-      s.out = Outbox{};
       s.answer(2, {{"content", {{{"type", "text"}, {"text", "one\n"}}}}});
       for (const auto& each : s.out.to_upstream) {
-        sent.push_back("up " + std::string(each.text()));
+        sent.push_back(up(each.text()));
       }
       const SeenRecord* record = s.guard.record("/ws/a.txt");
       sent.push_back(record != nullptr ? "seen" : "unseen");
@@ -1230,16 +1167,19 @@ TEST_SUITE("guard: stale changes")
       s.disk.write("/ws/a.txt", numbered_lines(10));
       s.read_content(1, "/ws/a.txt");
       const std::string written = numbered_lines(30);
-      // The line itself holds no content when the reader decoded it: what
-      // is kept can only be the reader's text, never a second skim of it.
-      nlohmann::json arguments = {{"path", "/ws/a.txt"}};
+      std::string line =
+        Session::json_line({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
+                            {"params", {{"name", "write_file"},
+                                        {"arguments", {{"path", "/ws/a.txt"}, {"content", written}}}}}});
       if (!decoded) {
-        arguments["content"] = written;
+        // A number past 64 bits elsewhere: the one-pass reader leaves the
+        // line to the full parser, which only hashes the content.
+        const std::string at = R"("arguments":{)";
+        line.insert(line.find(at) + at.size(), R"("note":18446744073709551616,)");
+        std::optional<ContentHash> hash;
+        REQUIRE_FALSE(read_json_fast(std::string_view(line).substr(0, line.size() - 1), hash));
       }
-      s.request(Session::json_line({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
-                                    {"params", {{"name", "write_file"}, {"arguments", arguments}}}}),
-                ContentArgument{fake_hash(written),
-                                decoded ? std::optional(TextBytes::copy_of(written)) : std::nullopt});
+      s.request(line);
       REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
       s.disk.write("/ws/a.txt", written);
       s.answer_text(2, "Successfully wrote to /ws/a.txt");
@@ -1477,10 +1417,9 @@ TEST_SUITE("guard: stale changes")
     const std::string line =
       nlohmann::json{{"jsonrpc", "2.0"}, {"id", 1},
                      {"result", {{"content", {{{"type", "text"}, {"text", text}}}}}}}.dump();
-    s.out = Outbox{};
-    s.guard.on_upstream_response("1", line, skim_message(line), s.out, s.now);
+    s.upstream_line(line, false);
     s.disk.replace("/ws/a.txt", text); // renamed over with the same bytes before the hash
-    s.guard.settle_reads();
+    s.upstream.line_sent();
     const SeenRecord* record = s.guard.record("/ws/a.txt");
     REQUIRE(record != nullptr);
     CHECK(record->hash_state == HashState::known);
@@ -1528,10 +1467,12 @@ TEST_SUITE("guard: stale changes")
     s.disk.write("/ws/a.txt", text);
     s.disk.advance(3'000'000'000LL); // old enough for the stat to vouch: the hash is owed
     s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
-    DecodedAnswerText first_text;
-    CHECK(s.answer_in_sdk_bytes(1, text, first_text));
-    CHECK(first_text.end != nullptr);      // decoded as the answer was skimmed
-    CHECK(first_text.decoded.text.empty()); // and taken: not decoded again
+    // The guard asks for the text before the answer is skimmed.
+    const auto wanted = [&](int id) {
+      return s.guard.answer_text_wanted(s.guard.find_answer(id_key(id))).has_value();
+    };
+    CHECK(wanted(1));
+    CHECK(s.answer_in_sdk_bytes(1, text));
     const SeenRecord* record = s.guard.record("/ws/a.txt");
     REQUIRE(record != nullptr);
     CHECK(record->hash_state == HashState::known);
@@ -1545,13 +1486,11 @@ TEST_SUITE("guard: stale changes")
     // A write's answer, and a read that is not whole, are not decoded so.
     s.read_content(3, "/ws/a.txt");
     s.call(4, "write_file", {{"path", "/ws/a.txt"}, {"content", "y\n"}});
-    DecodedAnswerText written;
-    CHECK(s.answer_in_sdk_bytes(4, "Successfully wrote to /ws/a.txt", written));
-    CHECK(written.end == nullptr);
+    CHECK_FALSE(wanted(4));
+    CHECK(s.answer_in_sdk_bytes(4, "Successfully wrote to /ws/a.txt"));
     s.call(5, "read_text_file", {{"path", "/ws/a.txt"}, {"head", 1}});
-    DecodedAnswerText part;
-    CHECK(s.answer_in_sdk_bytes(5, "y", part));
-    CHECK(part.end == nullptr);
+    CHECK_FALSE(wanted(5));
+    CHECK(s.answer_in_sdk_bytes(5, "y"));
   }
 
   TEST_CASE("a tools map that names list_allowed_directories says what its calls are, on either path")
@@ -1573,12 +1512,13 @@ TEST_SUITE("guard: stale changes")
   TEST_CASE("the full path alone relays a plain call of a tool fsguard does not guard")
   {
     // What take_plain_call takes first, on_client_request takes the same
-    // way when it comes to it (a line the relay parsed anyway).
+    // way when it comes to it (a line not in the plain shape: a key escaped).
     Session s;
     const std::string line =
-      R"({"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/ws"}},"jsonrpc":"2.0","id":7})"
+      R"({"method":"tools/call","params":{"n\u0061me":"list_directory","arguments":{"path":"/ws"}},"jsonrpc":"2.0","id":7})"
       "\n";
-    s.guard.on_client_request(line, nlohmann::json::parse(line), ContentArgument{}, s.out);
+    REQUIRE_FALSE(s.plain(line));
+    s.request(line);
     REQUIRE(s.out.to_upstream.size() == 1);
     CHECK(s.out.to_upstream.front() == line);
     CHECK(s.guard.close_relayed_request("7"));
@@ -1633,9 +1573,7 @@ TEST_SUITE("guard: stale changes")
     s.call(1, "read_text_file", {{"path", "/ws/a.txt"}});
     const std::string line =
       R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a\ufffd\n"}]}})";
-    s.out = Outbox{};
-    s.guard.on_upstream_response(id_key(1), line, skim_message(line), s.out, s.now);
-    s.guard.settle_reads();
+    s.upstream_line(line);
     const SeenRecord* record = s.guard.record("/ws/a.txt");
     REQUIRE(record != nullptr);
     CHECK(record->hash == s.disk.hash_of("a\xF0\x90\x80\n"));
@@ -2137,11 +2075,8 @@ TEST_SUITE("guard: calls before fsguard knows the session")
     s.disk.write("/ws/a.txt", "theirs\n");
     s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
     CHECK(s.out.to_client.empty());
-    s.out = Outbox{};
-    const std::string refused =
-      R"({"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"Unsupported protocol version"}})";
-    CHECK(s.guard.on_upstream_response(id_key(nlohmann::json(0)), refused, skim_message(refused),
-                                       s.out, s.now));
+    CHECK(s.upstream_line(
+      R"({"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"Unsupported protocol version"}})"));
     REQUIRE(s.out.to_client.size() == 1); // not after call_timeout_s
     const auto answer = nlohmann::json::parse(s.out.to_client.front());
     CHECK(answer["id"] == 1);
@@ -2187,7 +2122,7 @@ TEST_SUITE("guard: calls before fsguard knows the session")
       R"("arguments":{"path":"/ws/a.txt","content":"x\n"}}})";
     PlainCallArguments arguments;
     REQUIRE(s.guard.scan_plain_call(line, arguments));
-    s.request(line + "\n", ContentArgument{fake_hash("x\n")});
+    s.request(line + "\n");
     CHECK(s.forwarded_ids().empty());
     CHECK(s.out.to_client.empty());
     s.out = std::move(listing);
@@ -2457,9 +2392,11 @@ GuardSettings asking()
 void answer_question(Session& s, const nlohmann::json& question, const nlohmann::json& result,
                      std::chrono::milliseconds after = std::chrono::seconds(2))
 {
-  const nlohmann::json answer = {{"jsonrpc", "2.0"}, {"id", question["id"]}, {"result", result}};
+  const std::string answer =
+    Session::json_line({{"jsonrpc", "2.0"}, {"id", question["id"]}, {"result", result}});
   s.out = Outbox{};
-  s.guard.on_client_response(answer.dump() + "\n", answer, s.out, s.now + after);
+  s.client.take(OutgoingLine::borrowed(answer), s.now + after, s.out);
+  s.out.own_lines();
 }
 
 const nlohmann::json k_allow = {{"action", "accept"}, {"content", {{"allow", true}}}};

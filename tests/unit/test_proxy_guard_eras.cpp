@@ -7,11 +7,13 @@
 #include <string>
 
 #include "fake_disk.hpp"
+#include "proxy/guard/client_intake.hpp"
 #include "proxy/guard/guard.hpp"
+#include "proxy/guard/upstream_intake.hpp"
 #include "tracker/path_map.hpp"
 
-using namespace fsguard;
 using fsguard::testing::fake_hash;
+using namespace fsguard;
 using fsguard::testing::FakeDisk;
 
 namespace {
@@ -23,9 +25,10 @@ using Clock = std::chrono::steady_clock;
 struct StatelessSession {
   FakeDisk disk;
   Guard guard;
+  ClientIntake client_intake{guard};
+  UpstreamIntake upstream_intake{guard};
   Outbox out;
   Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
-  PlainCallArguments plain_arguments;
   std::string client;
   // The client capabilities its requests declare.
   nlohmann::json capabilities = nlohmann::json::object();
@@ -47,9 +50,8 @@ struct StatelessSession {
   }
 
   // The client's tools/call of `tool` with `arguments`, as the v2 SDK
-  // writes it, taken as the relay takes it: a plain call unparsed, else
-  // parsed. `extra` goes into its params (a retry's inputResponses and
-  // requestState).
+  // writes it, taken as the relay takes it (ClientIntake). `extra` goes
+  // into its params (a retry's inputResponses and requestState).
   void call(int id, const std::string& tool, const nlohmann::json& arguments,
             const nlohmann::json& extra = nlohmann::json::object())
   {
@@ -62,25 +64,24 @@ struct StatelessSession {
     request["params"].update(extra);
     const std::string line = request.dump() + "\n";
     last_call_line = line;
-    ContentArgument content;
-    if (arguments.contains("content")) {
-      content.text = TextBytes::copy_of(arguments["content"].get<std::string>());
-      content.hash = fake_hash(arguments["content"].get<std::string>());
-    }
-    OutgoingLine lent = OutgoingLine::borrowed(line);
-    const auto plain =
-      guard.scan_plain_call(std::string_view(line).substr(0, line.size() - 1), plain_arguments);
-    if (!plain) {
-      // The SDK's shape, left to the full path until fsguard knows the server.
-      guard.on_client_request(std::move(lent), request, std::move(content), out, now);
-      out.own_lines();
-      return;
-    }
-    if (plain->tool != nullptr) {
-      plain_arguments.content = std::move(content);
-    }
-    REQUIRE(guard.take_plain_call(lent, *plain, plain_arguments, out, now));
+    send(line);
+  }
+
+  // The client's `line` (with its newline), taken as the relay takes it.
+  void send(const std::string& line)
+  {
+    client_intake.take(OutgoingLine::borrowed(line), now, out);
     out.own_lines();
+  }
+
+  // The upstream's `line`, taken as the relay takes it; returns whether it
+  // is relayed as it is.
+  bool upstream_line(const std::string& line)
+  {
+    out = Outbox{};
+    const UpstreamLine fate = upstream_intake.take(line, now, out);
+    upstream_intake.line_sent();
+    return fate == UpstreamLine::relayed;
   }
 
   // The upstream answers `id` with `result`, stamped as the v2 server
@@ -93,11 +94,7 @@ struct StatelessSession {
     }
     result["_meta"]["io.modelcontextprotocol/serverInfo"] = {{"name", "secure-filesystem-server"},
                                                              {"version", "0.2.0"}};
-    const std::string line =
-      nlohmann::json{{"result", result}, {"jsonrpc", "2.0"}, {"id", id}}.dump();
-    const bool relayed = guard.on_upstream_response(id_key(id), line, skim_message(line), out, now);
-    guard.settle_reads();
-    return relayed;
+    return upstream_line(nlohmann::json{{"result", result}, {"jsonrpc", "2.0"}, {"id", id}}.dump());
   }
 
   bool answer_text(const nlohmann::json& id, const std::string& text)
@@ -398,13 +395,9 @@ TEST_SUITE("guard in the 2026 era")
     session.out = Outbox{};
     const nlohmann::json discover = {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "server/discover"},
                                      {"params", {{"_meta", session.envelope()}}}};
-    session.guard.on_client_request(discover.dump() + "\n", discover, {}, session.out,
-                                    session.now);
-    const std::string line =
-      R"({"result":{"supportedVersions":["2026-07-28"],"resultType":"complete"},"jsonrpc":"2.0","id":2})";
-    session.out = Outbox{};
-    CHECK(session.guard.on_upstream_response(id_key(nlohmann::json(2)), line, skim_message(line),
-                                             session.out, session.now));
+    session.send(discover.dump() + "\n");
+    CHECK(session.upstream_line(
+      R"({"result":{"supportedVersions":["2026-07-28"],"resultType":"complete"},"jsonrpc":"2.0","id":2})"));
     session.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
     CHECK(session.veto_code(3) == "not_read"); // still guarded as server-filesystem
   }
@@ -427,9 +420,7 @@ TEST_SUITE("guard in the 2026 era")
                      {"jsonrpc", "2.0"},
                      {"id", discover["id"]}}
         .dump();
-    session.out = Outbox{};
-    CHECK_FALSE(session.guard.on_upstream_response(id_key(discover["id"]), line, skim_message(line),
-                                                   session.out, session.now));
+    CHECK_FALSE(session.upstream_line(line));
     session.call(2, "edit_block",
                  {{"file_path", "/ws/a.txt"}, {"old_string", "original"}, {"new_string", "x"}});
     CHECK(session.veto_code(2) == "not_read");

@@ -100,22 +100,26 @@ TEST_SUITE("protocol_era")
 
   TEST_CASE("an answer whose resultType is not complete is unfinished")
   {
+    const auto unfinished = [](std::string_view line) {
+      UpstreamMessage answer(line);
+      return unfinished_result_type(answer);
+    };
     CHECK(
-      unfinished_result_type(
+      unfinished(
         R"({"jsonrpc":"2.0","id":3,"result":{"resultType":"task","taskId":"t","status":"working"}})")
       == "task");
     CHECK(
-      unfinished_result_type(
+      unfinished(
         R"({"result":{"resultType":"input_required","requestState":"s"},"jsonrpc":"2.0","id":3})")
       == "input_required");
-    CHECK_FALSE(unfinished_result_type(
+    CHECK_FALSE(unfinished(
       R"({"result":{"content":[],"resultType":"complete"},"jsonrpc":"2.0","id":3})"));
-    CHECK_FALSE(unfinished_result_type(R"({"result":{"content":[]},"jsonrpc":"2.0","id":3})"));
+    CHECK_FALSE(unfinished(R"({"result":{"content":[]},"jsonrpc":"2.0","id":3})"));
     // The word in a file's text is no resultType.
-    CHECK_FALSE(unfinished_result_type(
+    CHECK_FALSE(unfinished(
       R"({"result":{"content":[{"type":"text","text":"\"resultType\": \"task\""}]},"id":3})"));
     CHECK_FALSE(
-      unfinished_result_type(R"({"error":{"code":-32602,"message":"resultType"},"id":3})"));
+      unfinished(R"({"error":{"code":-32602,"message":"resultType"},"id":3})"));
   }
 
   TEST_CASE("fsguard's own results carry resultType complete in the 2026 era only")

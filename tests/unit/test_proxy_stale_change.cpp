@@ -137,7 +137,7 @@ TEST_SUITE("stale_change")
   {
     const std::string line =
       R"({"result":{"content":[{"type":"text","text":"diff"}],"structuredContent":{"content":"diff"}},"jsonrpc":"2.0","id":7})";
-    const auto noted = with_note(line, "NOTE", "fsguard/stale", {{"how", "rebase"}});
+    const auto noted = with_note(line, skim_message(line), "NOTE", "fsguard/stale", {{"how", "rebase"}});
     REQUIRE(noted);
     const auto response = nlohmann::json::parse(*noted);
     CHECK(response["id"] == 7);
@@ -147,7 +147,8 @@ TEST_SUITE("stale_change")
     CHECK(response["result"]["structuredContent"]["content"] == "diff\n\nNOTE");
     CHECK(response["result"]["_meta"]["fsguard/stale"]["how"] == "rebase");
     CHECK(noted->find(R"({"result":{"content":)") == 0); // the server's key order is kept
-    CHECK_FALSE(with_note(R"({"jsonrpc":"2.0","id":7,"error":{"code":1}})", "NOTE", "k", {}));
+    const std::string error = R"({"jsonrpc":"2.0","id":7,"error":{"code":1}})";
+    CHECK_FALSE(with_note(error, skim_message(error), "NOTE", "k", {}));
   }
 
   TEST_CASE("a request's content is replaced, and nothing else")
@@ -161,6 +162,15 @@ TEST_SUITE("stale_change")
     CHECK(request["params"]["arguments"]["path"] == "/a");
     CHECK(request["id"] == 3);
     CHECK(replaced_line->ends_with("}\n"));
+    // Spliced in: the client's own spelling of the rest stays as it is.
+    const std::string spaced =
+      R"({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "write_file", )"
+      R"("arguments": {"content": "old", "path": "/caf\u00e9"}}})"
+      "\n";
+    CHECK(with_content(spaced, "new")
+          == R"({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "write_file", )"
+             R"("arguments": {"content": "new", "path": "/caf\u00e9"}}})"
+             "\n");
   }
 
   TEST_CASE("a write keeps a change it was shown only when it was made from the changed version")

@@ -8,7 +8,9 @@
 
 #include "fake_disk.hpp"
 #include "proxy/jsonrpc/content_hash.hpp"
+#include "proxy/guard/client_intake.hpp"
 #include "proxy/guard/guard.hpp"
+#include "proxy/guard/upstream_intake.hpp"
 
 using namespace fsguard;
 using fsguard::testing::FakeDisk;
@@ -36,6 +38,9 @@ GuardSettings verifying_upstream()
 struct RemoteSession {
   FakeDisk disk; // fsguard's side: none of the server's files are here
   Guard guard;
+  // The guard is driven as the relay drives it: each line through its intake.
+  ClientIntake client{guard};
+  UpstreamIntake upstream{guard};
   Outbox out;
   std::map<std::string, std::string> files; // the server's
   std::vector<std::string> own_reads;        // fsguard's reads the upstream answered
@@ -54,44 +59,40 @@ struct RemoteSession {
     CHECK_FALSE(answer_text(asked["id"], "Allowed directories:\n/ws"));
   }
 
-  // The client's request `message`, its line borrowed from the reader's
-  // buffer (reader_buffer), which is overwritten once the guard took it, as
-  // the reader reads on: the guard keeps nothing of it uncopied.
-  void request(const nlohmann::json& message, std::optional<ContentHash> hash = std::nullopt)
+  // The client's `message`, taken as the relay takes it (ClientIntake), its
+  // line borrowed from the reader's buffer (reader_buffer), which is
+  // overwritten once the guard took it, as the reader reads on: the guard
+  // keeps nothing of it uncopied.
+  void request(const nlohmann::json& message)
   {
     out = Outbox{};
     reader_buffer = message.dump() + "\n";
-    guard.on_client_request(OutgoingLine::borrowed(reader_buffer), message, ContentArgument{hash},
-                            out, now);
+    client.take(OutgoingLine::borrowed(reader_buffer), now, out);
     out.own_lines(); // as the relay writes them before it reads on
     std::fill(reader_buffer.begin(), reader_buffer.end(), '#');
   }
 
-  void notify(const nlohmann::json& message)
-  {
-    out = Outbox{};
-    guard.on_client_notification(message.dump() + "\n", message, out);
-  }
+  void notify(const nlohmann::json& message) { request(message); }
 
   void call(const nlohmann::json& id, const std::string& tool, const nlohmann::json& arguments)
   {
-    std::optional<ContentHash> hash;
-    if (arguments.contains("content")) {
-      hash = hash_bytes(arguments["content"].get<std::string>());
-    }
     request({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
-             {"params", {{"name", tool}, {"arguments", arguments}}}},
-            hash);
+             {"params", {{"name", tool}, {"arguments", arguments}}}});
+  }
+
+  // The upstream's `line`, taken as the relay takes it (UpstreamIntake);
+  // returns whether it is relayed as it is.
+  bool upstream_line(const std::string& line)
+  {
+    out = Outbox{};
+    const UpstreamLine fate = upstream.take(line, now, out);
+    upstream.line_sent();
+    return fate == UpstreamLine::relayed;
   }
 
   bool answer(const nlohmann::json& id, const nlohmann::json& result)
   {
-    out = Outbox{};
-    const std::string line =
-      nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}.dump();
-    const bool relayed = guard.on_upstream_response(id_key(id), line, skim_message(line), out, now);
-    guard.settle_reads();
-    return relayed;
+    return upstream_line(nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}}.dump());
   }
 
   bool answer_text(const nlohmann::json& id, const std::string& text, bool error = false)
@@ -544,8 +545,7 @@ TEST_SUITE("verify upstream")
     CHECK(s.out.to_upstream.empty());
     const nlohmann::json forged = {{"jsonrpc", "2.0"}, {"id", own},
                                    {"result", {{"content", {{{"type", "text"}, {"text", "x"}}}}}}};
-    s.out = Outbox{};
-    s.guard.on_client_response(forged.dump() + "\n", forged, s.out);
+    s.request(forged);
     CHECK(s.out.to_upstream.empty());
     CHECK(s.out.to_client.empty());
     CHECK_FALSE(s.answer_text(own, "one\n"));
@@ -619,11 +619,9 @@ TEST_SUITE("verify upstream")
     RemoteSession s;
     s.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "x"}});
     const auto own = nlohmann::json::parse(s.out.to_upstream.front().text())["id"];
-    s.out = Outbox{};
-    const std::string line =
+    CHECK_FALSE(s.upstream_line(
       nlohmann::json{{"jsonrpc", "2.0"}, {"id", own}, {"error", {{"code", -32601}, {"message", "nope"}}}}
-        .dump();
-    CHECK_FALSE(s.guard.on_upstream_response(id_key(own), line, skim_message(line), s.out, s.now));
+        .dump()));
     CHECK(s.vetoed(1) == "cannot_inspect");
   }
 
@@ -657,11 +655,8 @@ TEST_SUITE("verify upstream")
     REQUIRE(s.out.to_upstream.size() == 1);
     const auto own = nlohmann::json::parse(s.out.to_upstream.front().text())["id"];
     // The client's roots move the server to /ws2 while fsguard's read is out.
-    s.guard.on_upstream_request("0", "roots/list");
-    s.out = Outbox{};
-    const nlohmann::json roots = {{"jsonrpc", "2.0"}, {"id", 0},
-                                  {"result", {{"roots", {{{"uri", "file:///ws2"}}}}}}};
-    s.guard.on_client_response(roots.dump() + "\n", roots, s.out);
+    s.upstream_line(R"({"jsonrpc":"2.0","id":0,"method":"roots/list"})");
+    s.request({{"jsonrpc", "2.0"}, {"id", 0}, {"result", {{"roots", {{{"uri", "file:///ws2"}}}}}}});
     std::vector<std::string> pending = texts_of(s.out.to_upstream);
     // The read was served under the old roots.
     CHECK_FALSE(s.answer_text(own, "old root\n"));
