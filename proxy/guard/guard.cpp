@@ -85,17 +85,18 @@ std::string veto_response(const nlohmann::json& id, const std::string& tool, con
   return response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-// Whether a call of `role` on `mine` must wait for a call of `other_role` on
-// `other`: a change waits for anything on its file, and anything waits for
-// a move of the file or of a directory above or below it.
-bool must_wait(const std::string& mine, ToolRole role, const std::string& other,
-               ToolRole other_role)
+// What a call of `role` does to its files, as the call queue sees it.
+FileUse file_use(ToolRole role)
 {
-  const bool move = role == ToolRole::move || other_role == ToolRole::move;
-  if (mine == other) {
-    return changes_files(role) || move;
-  }
-  return move && (is_within(mine, other) || is_within(other, mine));
+  return role == ToolRole::move ? FileUse::move
+         : changes_files(role)  ? FileUse::change
+                                : FileUse::read;
+}
+
+// The canonical files of `call`, as the call queue takes them.
+CallFiles files_of(const CallInFlight& call)
+{
+  return {call.files.data(), call.files.size()};
 }
 
 // The "name" and "arguments" of a tools/call's `params` (null: absent),
@@ -134,7 +135,8 @@ std::int64_t microseconds_between(std::int64_t began_ns, std::int64_t ended_ns)
 
 Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string cwd)
   : m_view(settings.verify == Verify::upstream ? std::make_unique<UpstreamView>(disk) : nullptr),
-    m_disk(m_view ? *m_view : disk), m_settings(std::move(settings)), m_tracker(m_disk),
+    m_disk(m_view ? *m_view : disk), m_settings(std::move(settings)),
+    m_queue(m_view ? ReadsWaitForChanges::yes : ReadsWaitForChanges::no), m_tracker(m_disk),
     m_paths(m_disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile),
     m_kept(m_settings.kept_texts)
 {
@@ -436,21 +438,16 @@ void Guard::run_new_call(OutgoingLine& line, const nlohmann::json& id, const std
 {
   take_in_shown(now); // what fsguard showed long enough ago comes before this call
   const std::uint64_t sent_at = ++m_moment;
-  std::vector<const CallInFlight*> held_before; // a new call waits behind every held one
-  for (const auto& held : m_held) {
-    if (held.described) {
-      held_before.push_back(&*held.described);
-    }
-  }
+  // A new call waits behind every held one (the queue's must_wait()).
   Attempt attempt =
-    try_run(line, id, arguments, std::move(what), content, key, entry, sent_at, held_before, out,
-            now);
+    try_run(line, id, arguments, std::move(what), content, key, entry, sent_at, out, now);
   if (attempt.outcome != Outcome::ran) {
     // Held: its line outlives the reader's buffer, so it is copied if lent.
-    m_held.push_back(Held{std::move(line).take(), id, tool, arguments, std::move(content), key,
-                          sent_at, attempt.outcome == Outcome::waiting_for_directories,
-                          attempt.outcome == Outcome::waiting_for_session,
-                          std::move(attempt.call), now});
+    Queue::Held held{HeldCall{std::move(line).take(), id, tool, arguments, std::move(content),
+                              key, sent_at}};
+    held.arrived = now;
+    hold_again(held, std::move(attempt));
+    m_queue.hold(std::move(held));
   }
 }
 
@@ -574,8 +571,7 @@ std::unique_ptr<CallInFlight> Guard::describe(const nlohmann::json& id, GuardedC
 Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
                               const nlohmann::json& arguments, std::optional<GuardedCall>&& what, ContentArgument& content,
                               const std::string& key, PendingRequest& entry, std::uint64_t sent_at,
-                              const std::vector<const CallInFlight*>& held_before, Outbox& out,
-                              Clock::time_point now)
+                              Outbox& out, Clock::time_point now)
 {
   if (!m_paths.knows_server()) {
     return {Outcome::waiting_for_session, {}}; // which tools are guarded, and how, is unknown
@@ -620,7 +616,7 @@ Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
     out.to_upstream.push_back(std::move(line));
     return {Outcome::ran, {}};
   }
-  if (blocked(call, held_before)) {
+  if (m_queue.must_wait(file_use(call.what.role), files_of(call))) {
     if (m_settings.log_level >= LogLevel::debug) {
       out.say(LogLevel::debug,
               "holding " + call.what.tool + " " + key + " until an earlier call on its file ends");
@@ -770,48 +766,10 @@ void Guard::drop_partial_check(std::uint64_t number)
     return;
   }
   if (check->second.holds_file) {
-    mark_file_busy(check->second.file, -1);
-    --m_partial_holds;
+    m_queue.busy().free(check->second.file);
   }
   m_partial_reads.erase(check->second.after_key); // a late answer is ignored
   m_partial_checks.erase(check);
-}
-
-void Guard::mark_file_busy(const std::string& file, int delta, ToolRole role)
-{
-  // A call done with its file finds its entry (among the few busy files,
-  // without hashing its path); an idle file has none to take it off.
-  const auto entry = delta > 0 ? busy_entry(file) : m_busy.find(file);
-  if (entry == m_busy.end()) {
-    return;
-  }
-  Busy& busy = entry->second;
-  busy.calls += delta;
-  busy.moves += role == ToolRole::move ? delta : 0;
-  busy.changes += changes_files(role) ? delta : 0;
-  if (busy.calls <= 0) {
-    if (m_spare_busy.empty()) {
-      m_spare_busy = m_busy.extract(entry); // for the next file to become busy
-    } else {
-      m_busy.erase(entry);
-    }
-  }
-}
-
-Guard::BusyMap::iterator Guard::busy_entry(const std::string& file)
-{
-  if (m_spare_busy.empty()) {
-    return m_busy.try_emplace(file).first; // one lookup for both, not two
-  }
-  // Most calls find their file idle: the node the last idle file left, and
-  // its path's room, take it in without an allocation.
-  m_spare_busy.key() = file;
-  m_spare_busy.mapped() = Busy{};
-  auto inserted = m_busy.insert(std::move(m_spare_busy));
-  if (!inserted.inserted) {
-    m_spare_busy = std::move(inserted.node); // busy already: the node stays spare
-  }
-  return inserted.position;
 }
 
 bool Guard::awaits_directories(const CallInFlight& call) const
@@ -855,44 +813,6 @@ std::optional<Veto> Guard::confinement_veto(const CallInFlight& call) const
     }
   }
   return std::nullopt;
-}
-
-bool Guard::blocked(const CallInFlight& call,
-                    const std::vector<const CallInFlight*>& held_before) const
-{
-  const ToolRole role = call.what.role;
-  for (const auto& file : call.files) {
-    if (!file) {
-      continue;
-    }
-    if (role != ToolRole::move && m_moves_in_flight == 0) {
-      const auto busy = m_busy.find(*file);
-      if (busy != m_busy.end() && changes_files(role)) {
-        return true;
-      }
-      // With verify: upstream a read's text is its record: one that the
-      // server might take before a change in flight, and answer after it,
-      // would replace the record of that change with older text.
-      if (busy != m_busy.end() && m_view && busy->second.changes > 0) {
-        return true;
-      }
-    } else {
-      for (const auto& [path, busy] : m_busy) {
-        const ToolRole other = busy.moves > 0 ? ToolRole::move : ToolRole::edit;
-        if (must_wait(*file, role, path, other)) {
-          return true;
-        }
-      }
-    }
-    for (const CallInFlight* earlier : held_before) {
-      for (const auto& other : earlier->files) {
-        if (other && must_wait(*file, role, *other, earlier->what.role)) {
-          return true;
-        }
-      }
-    }
-  }
-  return false;
 }
 
 std::optional<std::string> Guard::content_seen(const std::string& file)
@@ -1645,7 +1565,7 @@ void Guard::on_client_notification(OutgoingLine line, const nlohmann::json& noti
   if (entry != nullptr && entry->from == Peer::client && entry->expect == Expectation::guarded_call
       && !entry->call) {
     // Held: the upstream never saw it, so it needs no cancel either.
-    std::erase_if(m_held, [&](const Held& held) { return held.key == key; });
+    m_queue.drop_if([&](const Queue::Held& held) { return held.payload.key == key; });
     for (auto pending = m_overrides.begin(); pending != m_overrides.end(); ++pending) {
       if (pending->second.key == key) { // the person need not answer any more
         const nlohmann::json cancel = {
@@ -2055,8 +1975,7 @@ void Guard::record_upstream_read(const CallInFlight& call, UpstreamMessage& answ
     partial.reason = reason;
     partial.shown_at = shown_at;
     partial.holds_file = true;
-    ++m_partial_holds;
-    mark_file_busy(file, +1);
+    m_queue.busy().hold(file);
     partial.after_key = ask_upstream(partial.raw, out);
     m_partial_reads[partial.after_key] = number;
   }
@@ -2086,58 +2005,53 @@ void Guard::record_upstream_change(const CallInFlight& call, const std::string& 
 
 void Guard::mark_busy(const CallInFlight& call, int delta)
 {
-  for (const auto& file : call.files) {
-    if (file) {
-      mark_file_busy(*file, delta, call.what.role);
-    }
+  m_queue.busy().mark(file_use(call.what.role), files_of(call), delta);
+}
+
+void Guard::hold_again(Queue::Held& held, Attempt&& attempt)
+{
+  held.wait = attempt.outcome == Outcome::waiting_for_directories ? Queue::Wait::directories
+              : attempt.outcome == Outcome::waiting_for_session   ? Queue::Wait::session
+                                                                  : Queue::Wait::behind_calls;
+  held.files.reset();
+  if (attempt.call) {
+    // As last described: later calls on its files wait behind it.
+    held.files.emplace(file_use(attempt.call->what.role),
+                       std::vector<std::optional<std::string>>(
+                         std::make_move_iterator(attempt.call->files.begin()),
+                         std::make_move_iterator(attempt.call->files.end())));
   }
-  m_moves_in_flight += call.what.role == ToolRole::move ? delta : 0;
 }
 
 void Guard::release_held(Outbox& out, Clock::time_point now)
 {
-  if (m_held.empty()) {
-    return; // most answers: moving an empty deque still allocates its map
-  }
-  std::deque<Held> waiting = std::move(m_held);
-  m_held.clear();
-  // Pointers into m_held stay valid: a deque's push_back moves nothing.
-  std::vector<const CallInFlight*> held_before;
   const bool knows_tools = m_paths.knows_server();
-  for (auto& held : waiting) {
-    if (held.awaiting_directories || (held.awaiting_session && !knows_tools)) {
-      m_held.push_back(std::move(held));
-      continue;
+  m_queue.retry([&](Queue::Held& held) {
+    if (held.wait == Queue::Wait::directories
+        || (held.wait == Queue::Wait::session && !knows_tools)) {
+      return false;
     }
-    OutgoingLine line(std::move(held.line));
-    Attempt attempt = try_run(line, held.id, held.arguments,
-                              describe_call(tools(), held.tool, held.arguments), // the map now
-                              held.content, held.key,
-                              *m_ledger.find(Peer::upstream, held.key), held.sent_at,
-                              held_before, out, now);
+    HeldCall& call = held.payload;
+    OutgoingLine line(std::move(call.line));
+    Attempt attempt = try_run(line, call.id, call.arguments,
+                              describe_call(tools(), call.tool, call.arguments), // the map now
+                              call.content, call.key, *m_ledger.find(Peer::upstream, call.key),
+                              call.sent_at, out, now);
     if (attempt.outcome == Outcome::ran) {
-      continue;
+      return true;
     }
-    held.line = std::move(line).take(); // its own string again, not copied
-    held.awaiting_directories = attempt.outcome == Outcome::waiting_for_directories;
-    held.awaiting_session = attempt.outcome == Outcome::waiting_for_session;
-    held.described = std::move(attempt.call);
-    m_held.push_back(std::move(held));
-    if (m_held.back().described) {
-      held_before.push_back(&*m_held.back().described);
-    }
-  }
+    call.line = std::move(line).take(); // its own string again, not copied
+    hold_again(held, std::move(attempt));
+    return false;
+  });
 }
 
 void Guard::after_listing(Outbox& out, Clock::time_point now)
 {
-  if (knows_session() && std::any_of(m_held.begin(), m_held.end(),
-                                     [](const Held& held) { return held.awaiting_session; })) {
+  if (knows_session() && m_queue.any_waits(Queue::Wait::session)) {
     release_held(out, now); // the listing (or its last probe) completed the session
   }
-  const bool any_waiting = std::any_of(m_held.begin(), m_held.end(),
-                                       [](const Held& held) { return held.awaiting_directories; });
-  if (!any_waiting) {
+  if (!m_queue.any_waits(Queue::Wait::directories)) {
     m_listings_for_waiting = 0;
     return;
   }
@@ -2152,8 +2066,10 @@ void Guard::after_listing(Outbox& out, Clock::time_point now)
     m_paths.ask_for_listing(out);
     return;
   }
-  for (auto& held : m_held) {
-    held.awaiting_directories = false;
+  for (auto& held : m_queue.held()) {
+    if (held.wait == Queue::Wait::directories) {
+      held.wait = Queue::Wait::behind_calls;
+    }
   }
   // Past the limit, awaits_directories() lets them through to a decision.
   m_listings_for_waiting = k_max_listings_for_waiting;
@@ -2210,9 +2126,9 @@ void Guard::expire(Clock::time_point now, Outbox& out)
   // Calls that waited for the server's directories that long are decided
   // with what is known.
   bool overdue = false;
-  for (auto& held : m_held) {
-    if (held.awaiting_directories && now - held.arrived >= m_settings.call_timeout) {
-      held.awaiting_directories = false;
+  for (auto& held : m_queue.held()) {
+    if (held.wait == Queue::Wait::directories && now - held.arrived >= m_settings.call_timeout) {
+      held.wait = Queue::Wait::behind_calls;
       overdue = true;
     }
   }
@@ -2231,15 +2147,16 @@ void Guard::expire(Clock::time_point now, Outbox& out)
 
 void Guard::refuse_session_waits_after(const nlohmann::json& refused_initialize, Outbox& out)
 {
-  const auto waits = [](const Held& held) { return held.awaiting_session; };
+  const auto waits = [](const Queue::Held& held) { return held.wait == Queue::Wait::session; };
   const auto& message = member(member(refused_initialize, "error"), "message");
   const std::string said = message.is_string()
                              ? "its error: " + in_quotes(message.get_ref<const std::string&>())
                              : "it gave no error message";
-  for (const Held& held : m_held) {
-    if (!waits(held)) {
+  for (const Queue::Held& waiting : m_queue.held()) {
+    if (!waits(waiting)) {
       continue;
     }
+    const HeldCall& held = waiting.payload;
     answer_error(held.id, RpcError::server_error,
                  "fsguard: " + held.tool + " was sent before the server answered initialize, "
                    + "and the server refused initialize (" + said + "), so fsguard could not "
@@ -2250,15 +2167,15 @@ void Guard::refuse_session_waits_after(const nlohmann::json& refused_initialize,
                               + ": it waited for an initialize the server refused");
     m_ledger.close(Peer::upstream, held.key);
   }
-  std::erase_if(m_held, waits);
+  m_queue.drop_if(waits);
 }
 
 void Guard::refuse_overdue_session_waits(Clock::time_point now, Outbox& out)
 {
-  const auto overdue = [&](const Held& held) {
-    return held.awaiting_session && now - held.arrived >= m_settings.call_timeout;
+  const auto overdue = [&](const Queue::Held& held) {
+    return held.wait == Queue::Wait::session && now - held.arrived >= m_settings.call_timeout;
   };
-  if (std::none_of(m_held.begin(), m_held.end(), overdue)) {
+  if (std::none_of(m_queue.held().begin(), m_queue.held().end(), overdue)) {
     return;
   }
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(m_settings.call_timeout);
@@ -2278,10 +2195,11 @@ void Guard::refuse_overdue_session_waits(Clock::time_point now, Outbox& out)
         "fsguard --check-setup shows what it sees."
       : "Call tools once the initialize result has come; if it never does, the server "
         "does not start or answer: fsguard --check-setup shows what it sees.";
-  for (const Held& held : m_held) {
-    if (!overdue(held)) {
+  for (const Queue::Held& waiting : m_queue.held()) {
+    if (!overdue(waiting)) {
       continue;
     }
+    const HeldCall& held = waiting.payload;
     answer_error(held.id, RpcError::server_error,
                  "fsguard: " + held.tool + " waited " + waited + " for " + awaited
                    + ". It never came, so fsguard could not check the call and did not send it. "
@@ -2291,7 +2209,7 @@ void Guard::refuse_overdue_session_waits(Clock::time_point now, Outbox& out)
                               + " for " + awaited);
     m_ledger.close(Peer::upstream, held.key);
   }
-  std::erase_if(m_held, overdue);
+  m_queue.drop_if(overdue);
 }
 
 void Guard::tick(Clock::time_point now, Outbox& out)
@@ -2414,11 +2332,10 @@ void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length
 
 std::vector<nlohmann::json> Guard::take_unanswered()
 {
-  m_held.clear();
+  m_queue.clear();
   m_overrides.clear(); // their calls are among the client's requests below
   m_partial_checks.clear();
   m_partial_reads.clear();
-  m_partial_holds = 0;
   std::vector<nlohmann::json> ids;
   for (auto& request : m_ledger.take_client_requests()) {
     ids.push_back(std::move(request.id));

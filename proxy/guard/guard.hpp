@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proxy/guard/call_in_flight.hpp"
+#include "proxy/guard/call_queue.hpp"
 #include "proxy/guard/change_decision.hpp"
 #include "proxy/guard/guard_settings.hpp"
 #include "proxy/guard/identity_checks.hpp"
@@ -188,7 +189,7 @@ public:
   // (waiting behind others, or for the person's answer).
   bool holds_calls() const
   {
-    return !m_held.empty() || !m_overrides.empty() || m_partial_holds > 0;
+    return m_queue.holds_calls() || !m_overrides.empty();
   }
 
   // The client has gone: no question to the person can be answered now.
@@ -226,7 +227,9 @@ public:
   void set_shared_ledger(SharedLedger* ledger) { m_shared_ledger = ledger; }
 
 private:
-  struct Held {
+  // What a held call needs to run once the queue lets it (CallQueue's
+  // payload): the line and what the guard read of it.
+  struct HeldCall {
     std::string line; // owned: the reader's buffer moves on while it waits
     nlohmann::json id;
     std::string tool;
@@ -234,11 +237,8 @@ private:
     ContentArgument content;
     std::string key;
     std::uint64_t sent_at = 0;
-    bool awaiting_directories = false; // re-described once they are known
-    bool awaiting_session = false; // arrived before fsguard knew the session (knows_session())
-    std::optional<CallInFlight> described; // as last described: later calls wait behind it
-    Clock::time_point arrived{};
   };
+  using Queue = CallQueue<HeldCall>;
 
   enum class Outcome { ran, held, waiting_for_directories, waiting_for_session };
   // A version of a file fsguard showed the agent in full (a veto's complete
@@ -364,14 +364,6 @@ private:
     Outcome outcome = Outcome::ran;
     std::optional<CallInFlight> call; // held: as described now
   };
-  // The calls in flight on one file.
-  struct Busy {
-    int calls = 0;
-    int moves = 0;
-    int changes = 0; // writes, edits and moves
-  };
-  using BusyMap = std::unordered_map<std::string, Busy, StringKeyHash>;
-
   const ToolMap& tools() const;
   // The tool `name` and its spec when fsguard guards its calls; null when it
   // only relays them: a tool it does not know, or one only confine_to looks
@@ -388,11 +380,11 @@ private:
   // Runs the client's call `line` (id `id`, its key `key`, ledger entry
   // `entry`) with `arguments` (as parsed), which the tool map in force now
   // describes as `what` (nothing: no longer a file tool), unless it must
-  // wait for the calls `held_before` it or in flight, or for the server's
-  // directories.
+  // wait for the calls held before it or in flight (the queue), or for the
+  // server's directories.
   Attempt try_run(OutgoingLine& line, const nlohmann::json& id, const nlohmann::json& arguments,
                   std::optional<GuardedCall>&& what, ContentArgument& content,
-                  const std::string& key, PendingRequest& entry, std::uint64_t sent_at, const std::vector<const CallInFlight*>& held_before,
+                  const std::string& key, PendingRequest& entry, std::uint64_t sent_at,
                   Outbox& out, Clock::time_point now);
   // Runs, refuses or holds the client's guarded call `line` (id `id`, its
   // key `key`, ledger entry `entry` just opened) of `tool` with
@@ -455,17 +447,11 @@ private:
                               const std::optional<ContentHash>& expected,
                               const std::optional<std::string>& expected_text,
                               ReadExtent extent, std::uint64_t known_since);
-  // `delta` calls of `role` in flight on `file` (a partial check: a read).
-  void mark_file_busy(const std::string& file, int delta, ToolRole role = ToolRole::read);
-  // The entry of `file` in m_busy, added (all counts 0) if it is idle.
-  BusyMap::iterator busy_entry(const std::string& file);
   // Records partial check `number` once all three of its texts are in.
   void finish_partial_check(std::uint64_t number, Outbox& out);
   // Drops partial check `number`, freeing its file.
   void drop_partial_check(std::uint64_t number);
   std::optional<Veto> confinement_veto(const CallInFlight& call) const;
-  bool blocked(const CallInFlight& call,
-               const std::vector<const CallInFlight*>& held_before) const;
   bool server_refuses(const std::string& file) const;
   // The content of `file` if it still is what the agent's record shows.
   std::optional<std::string> content_seen(const std::string& file);
@@ -628,7 +614,10 @@ private:
   // once its answer shows it whole (record_answer(); answer_text_wanted()
   // asks before the answer is skimmed).
   bool keeps_text_shown(const CallInFlight& call) const;
+  // `delta` +1: `call` is in flight on its files (or asked about); -1: done.
   void mark_busy(const CallInFlight& call, int delta);
+  // Sets why `held` waits, and the files it waits with, from `attempt`.
+  static void hold_again(Queue::Held& held, Attempt&& attempt);
   void release_held(Outbox& out, Clock::time_point now);
   void after_listing(Outbox& out, Clock::time_point now);
 
@@ -636,6 +625,7 @@ private:
   Disk& m_disk;                         // the view, or the disk given
   GuardSettings m_settings;
   bool m_auditing = false;
+  Queue m_queue; // held calls, files busy, moves in flight, partial-check holds
   Tracker m_tracker;
   Ledger m_ledger;
   ServerPaths m_paths;
@@ -648,7 +638,6 @@ private:
   std::map<std::uint64_t, PartialCheck> m_partial_checks; // by number
   std::map<std::string, std::uint64_t> m_partial_reads;    // fsguard's read's id key -> check
   std::uint64_t m_next_partial_check = 0;
-  int m_partial_holds = 0; // checks that calls on their files wait for
   std::uint64_t m_next_verify = 0;
   IdentityChecks m_identity;          // path_map: the server's reports of files
   std::uint64_t m_next_identity = 0;
@@ -656,10 +645,6 @@ private:
   // Orders what the client sent and what it was shown: a read shown after
   // a call was sent cannot have informed that call.
   std::uint64_t m_moment = 0;
-  BusyMap m_busy; // canonical path -> calls in flight
-  // The entry of the last file that fell idle, kept to take in the next
-  // busy one: one node and one path's room at most.
-  BusyMap::node_type m_spare_busy;
   KeptTexts m_kept;
   std::vector<ShownText> m_shown_texts;          // reads' texts, until their hashes settle
   std::vector<AnsweredChange> m_answered_changes; // until settle_reads() records them
@@ -667,8 +652,6 @@ private:
   std::deque<ShownKnowledge> m_shown_knowledge;  // at most one a file
   static constexpr std::size_t k_shown_knowledge_kept = 256;
   static constexpr std::size_t k_own_writes_kept = 64;
-  int m_moves_in_flight = 0;
-  std::deque<Held> m_held;
   // Listings asked for calls awaiting the directories, and how many at most
   // before those calls are decided with what is known.
   int m_listings_for_waiting = 0;
