@@ -137,13 +137,18 @@ Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string
   : m_view(settings.verify == Verify::upstream ? std::make_unique<UpstreamView>(disk) : nullptr),
     m_disk(m_view ? *m_view : disk), m_settings(std::move(settings)),
     m_queue(m_view ? ReadsWaitForChanges::yes : ReadsWaitForChanges::no), m_tracker(m_disk),
-    m_paths(m_disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile),
-    m_kept(m_settings.kept_texts)
+    m_records(m_tracker, m_disk, m_settings.kept_texts),
+    m_paths(m_disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile)
 {
   m_paths.set_custom_tools(m_settings.tools.has_value());
   m_paths.set_path_map(m_settings.path_map);
   m_paths.set_sees_files(m_view == nullptr);
   m_tracker.set_read_ttl(m_settings.read_ttl);
+}
+
+void Guard::settle_reads()
+{
+  m_records.settle(m_client_name);
 }
 
 std::size_t Guard::restore(const std::vector<SavedRecord>& saved)
@@ -160,7 +165,7 @@ void Guard::leave_files_to_exit()
   // Moved into objects nothing deletes: the kernel takes their pages back
   // at exit all at once.
   static_cast<void>(new Tracker(std::move(m_tracker)));
-  static_cast<void>(new KeptTexts(std::move(m_kept)));
+  m_records.leave_to_exit();
 }
 
 void Guard::set_settings(GuardSettings settings)
@@ -170,126 +175,7 @@ void Guard::set_settings(GuardSettings settings)
   m_paths.set_custom_tools(m_settings.tools.has_value());
   m_paths.set_path_map(m_settings.path_map);
   m_tracker.set_read_ttl(m_settings.read_ttl);
-  m_kept.set_budget(m_settings.kept_texts);
-}
-
-void Guard::settle_reads()
-{
-  for (auto& change : m_answered_changes) {
-    const SeenRecord* record = m_tracker.finish_write(change.file, change.expected, change.extent,
-                                                      change.sent_at, change.expected_bytes());
-    after_change_recorded(std::move(change), record);
-  }
-  m_answered_changes.clear();
-  for (auto& shown : m_shown_texts) {
-    if (shown.read && shown.is_file_bytes) {
-      shown.paid_with = settle_from_answer(shown);
-    }
-  }
-  m_tracker.settle_reads();
-  // Decoded here, after the answer went on: the agent does not wait for it.
-  for (auto& shown : m_shown_texts) {
-    if (shown.paid_with && m_kept.find(*shown.paid_with)) {
-      // Its record became known as this text, still kept, and nothing
-      // since changes a known record: the checks below would pass it over
-      // too, after one more lookup of its path.
-      continue;
-    }
-    const SeenRecord* record = m_tracker.find(shown.file);
-    if (record == nullptr || record->extent != ReadExtent::whole
-        || (record->hash_state == HashState::known && m_kept.find(record->hash))) {
-      continue; // nothing to keep, or kept already (a file read again)
-    }
-    // A write's text came decoded from the reader, with its hash, and what
-    // its decoder saw of it not at hand (its traits would be scanned); a
-    // read's, decoded as its answer was skimmed, with what the decoder saw.
-    auto decoded = shown.decoded
-                     ? std::optional<DecodedText>(DecodedText{
-                         std::move(shown.owned), shown.facts.value_or(DecodedFacts{true, true})})
-                     : decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
-    if (!decoded || decoded->text.size() > m_kept.budget().file_bytes) {
-      continue;
-    }
-    const ContentHash hash = shown.hash ? *shown.hash : m_disk.hash_of(decoded->text.view());
-    if (record->hash_state == HashState::lost && shown.read) {
-      // The file changed before its hash was taken, but the text is what
-      // the agent saw, byte for byte where it was valid UTF-8 (elsewhere
-      // U+FFFD, which no later content matches by chance).
-      m_tracker.recover_seen(shown.file, hash, content_traits(*decoded));
-    }
-    // Kept only if it is exactly the content the record says the agent
-    // saw whole: what the answer showed or the agent wrote, and the disk held.
-    if (record->hash_state == HashState::known && hash == record->hash) {
-      keep_text(hash, std::move(decoded->text));
-    }
-  }
-  m_shown_texts.clear();
-}
-
-std::optional<ContentHash> Guard::settle_from_answer(ShownText& shown)
-{
-  if (!shown.owed_size || static_cast<std::uint64_t>(*shown.owed_size) > shown.raw().size()) {
-    // Its read left no hash owed, or a text too short to be the file: not
-    // worth decoding. (settle_from_text checks that the record is still
-    // this read's and still owes.)
-    return std::nullopt;
-  }
-  // Decoded as the answer was skimmed, or now; a text decoded then goes
-  // back to `shown` if it does not pay, for settle_reads() to look at.
-  const bool decoded_already = shown.facts.has_value();
-  std::optional<DecodedText> decoded =
-    decoded_already ? std::optional(DecodedText{std::move(shown.owned), *shown.facts})
-                    : decoded_json_text(shown.raw(), m_kept.budget().file_bytes);
-  const auto unpaid = [&] {
-    if (decoded_already) {
-      shown.owned = std::move(decoded->text);
-    }
-    return std::nullopt;
-  };
-  if (!decoded || holds_replacement_character(*decoded)) {
-    // The server may have put U+FFFD for bytes that are not UTF-8: hash the file.
-    return decoded ? unpaid() : std::nullopt;
-  }
-  // The traits come from what the decoder saw (no scan) for ASCII text.
-  const ContentDigest digest{m_disk.hash_of(decoded->text.view()), content_traits(*decoded)};
-  if (!m_tracker.settle_from_text(shown.file, shown.shown_at, digest,
-                                  static_cast<std::int64_t>(decoded->text.size()))) {
-    return unpaid();
-  }
-  keep_text(digest.hash, std::move(decoded->text));
-  return digest.hash;
-}
-
-void Guard::keep_text(const ContentHash& hash, TextBytes text)
-{
-  m_kept.keep(hash, std::move(text));
-}
-
-void Guard::remember_shown(ShownKnowledge shown)
-{
-  std::erase_if(m_shown_knowledge,
-                [&](const ShownKnowledge& earlier) { return earlier.file == shown.file; });
-  m_shown_knowledge.push_back(std::move(shown));
-  if (m_shown_knowledge.size() > k_shown_knowledge_kept) {
-    m_shown_knowledge.pop_front();
-  }
-}
-
-void Guard::take_in_shown(Clock::time_point now)
-{
-  while (!m_shown_knowledge.empty() && now - m_shown_knowledge.front().shown >= k_take_in_time) {
-    const ShownKnowledge shown = std::move(m_shown_knowledge.front());
-    m_shown_knowledge.pop_front();
-    if (!shown.version) {
-      m_tracker.make_known(shown.file, shown.hash, ++m_moment, shown.over);
-      continue;
-    }
-    const SeenRecord* record = m_tracker.find(shown.file);
-    if (record != nullptr && record->hash_state == HashState::known && record->hash == shown.hash
-        && record->known_since == shown.known_since) {
-      m_tracker.record_shown(shown.file, *shown.version, ++m_moment, shown.over);
-    }
-  }
+  m_records.set_kept_budget(m_settings.kept_texts);
 }
 
 const ToolMap& Guard::tools() const
@@ -436,8 +322,8 @@ void Guard::run_new_call(OutgoingLine& line, const nlohmann::json& id, const std
                          std::optional<GuardedCall>&& what, ContentArgument content,
                          PendingRequest& entry, Outbox& out, Clock::time_point now)
 {
-  take_in_shown(now); // what fsguard showed long enough ago comes before this call
-  const std::uint64_t sent_at = ++m_moment;
+  m_records.take_in_shown(now); // what fsguard showed long enough ago comes before this call
+  const std::uint64_t sent_at = m_records.next_moment();
   // A new call waits behind every held one (the queue's must_wait()).
   Attempt attempt =
     try_run(line, id, arguments, std::move(what), content, key, entry, sent_at, out, now);
@@ -852,7 +738,7 @@ void Guard::start(OutgoingLine line, const nlohmann::json& arguments,
 {
   CallInFlight& call = *owned;
   if (changes_files(call.what.role)) {
-    settle_reads(); // no change goes upstream while a read's hash or a change's record is owed
+    m_records.settle(m_client_name); // no change goes upstream while a read's hash or a change's record is owed
     if (entry.retry && m_settings.mode == Mode::enforce
         && settle_retry(line, owned, key, entry, out, now)) {
       return; // the person's answer in the 2026 era decided it
@@ -896,17 +782,17 @@ void Guard::start(OutgoingLine line, const nlohmann::json& arguments,
             latency_us, out);
     }
     if (call.what.role == ToolRole::write && call.expected && !call.carried
-        && (m_kept.budget().total_bytes > 0 || m_view)) {
+        && (m_records.kept().budget().total_bytes > 0 || m_view)) {
       // What the agent writes, it knows whole: kept once the write is done
       // (when only its raw JSON string is at hand, decoded only then, by
       // settle_reads()). With verify: upstream its text is the record,
       // whatever its size.
       if (call.written) { // as the reader decoded it
-        if (!m_view && call.written->bytes.size() > m_kept.budget().file_bytes) {
+        if (!m_view && call.written->bytes.size() > m_records.kept().budget().file_bytes) {
           call.written.reset();
         }
       } else if (const auto raw = skim_content_argument(line.text());
-                 raw && (m_view || raw->size() <= max_raw_json_string(m_kept.budget().file_bytes))) {
+                 raw && (m_view || raw->size() <= max_raw_json_string(m_records.kept().budget().file_bytes))) {
         call.written = WrittenContent{TextBytes::copy_of(*raw)};
       }
     } else {
@@ -989,22 +875,17 @@ void Guard::veto_change(const CallInFlight& call, const std::string& key, Verdic
   // diff stands, from when it was shown.
   veto.repeats_shown_diff =
     verdict.shown
-    && std::any_of(m_shown_knowledge.begin(), m_shown_knowledge.end(),
-                   [&](const ShownKnowledge& earlier) {
-                     return earlier.file == verdict.shown->file && earlier.version
-                            && earlier.version->hash == verdict.shown->fingerprint.hash
-                            && earlier.hash == record->hash
-                            && earlier.known_since == record->known_since;
-                   });
+    && m_records.shows_not_taken_in(verdict.shown->file, verdict.shown->fingerprint.hash,
+                                    record->hash, record->known_since);
   refuse(call, key, veto, out);
   audit(call, "veto", veto, latency_us, out);
   if (verdict.shown && !veto.repeats_shown_diff) {
     // The agent will have seen every line of this version: what it read
     // whole, and the complete diff. Calls that come once it could take
     // the diff in may rely on it; until then the record stays.
-    remember_shown(ShownKnowledge{verdict.shown->file, now, verdict.shown->fingerprint,
+    m_records.remember_shown(ShownKnowledge{verdict.shown->file, now, verdict.shown->fingerprint,
                                   record->hash, record->known_since, record->hash});
-    keep_text(verdict.shown->fingerprint.hash, TextBytes::copy_of(verdict.shown->text));
+    m_records.keep_text(verdict.shown->fingerprint.hash, TextBytes::copy_of(verdict.shown->text));
   }
 }
 
@@ -1187,7 +1068,7 @@ ChangePath Guard::change_path(const CallInFlight& call, std::size_t index)
 ChangeDecision Guard::decide_accepted(const CallInFlight& call, std::string_view line,
                                       VetoCode accepted)
 {
-  settle_reads();
+  m_records.settle(m_client_name);
   for (std::size_t index = 0; index < call.files.size(); ++index) {
     const auto& file = call.files[index];
     const ChangePath path = change_path(call, index);
@@ -1221,15 +1102,15 @@ std::optional<std::string> Guard::written_text(const CallInFlight& call, std::st
 
 bool Guard::keeps_shown_change(const SeenRecord& record, const std::optional<std::string>& written)
 {
-  const auto seen = m_kept.find(record.shown_over->hash);
-  const auto shown = m_kept.find(record.shown_over->shown);
+  const auto seen = m_records.kept().find(record.shown_over->hash);
+  const auto shown = m_records.kept().find(record.shown_over->shown);
   return seen && shown && written && keeps_change(*seen, *shown, *written);
 }
 
 std::optional<std::string> Guard::checked_written_text(const CallInFlight& call,
                                                        std::string_view line)
 {
-  auto written = written_text(call, line, m_kept.budget().file_bytes);
+  auto written = written_text(call, line, m_records.kept().budget().file_bytes);
   if (!written || !call.expected || m_disk.hash_of(*written) != *call.expected) {
     return std::nullopt;
   }
@@ -1248,7 +1129,7 @@ ShownChange Guard::shown_change(const CallInFlight& call, std::string_view line,
     // A move that replaces the file leaves the source's bytes in it.
     if (call.files.front()) {
       if (auto bytes = m_disk.read(*call.files.front());
-          bytes && bytes->size() <= m_kept.budget().file_bytes) {
+          bytes && bytes->size() <= m_records.kept().budget().file_bytes) {
         leaves = std::move(bytes).value();
       }
     }
@@ -1273,7 +1154,7 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line,
     veto.current_hash = now->hash;
     veto.current_size = now->stat.size; // of the version the diff shows
     veto.current_mtime_ns = now->stat.mtime_ns;
-    veto.cause = cause_of(file, record, now->hash);
+    veto.cause = m_records.cause_of(file, record, now->hash);
   }
   if (m_settings.mode != Mode::enforce) {
     verdict.veto = std::move(veto); // let through: the agent is shown nothing
@@ -1284,9 +1165,9 @@ Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line,
   const auto seen =
     record != nullptr && veto.seen_hash && record->extent == ReadExtent::whole
         && record->whole_since != k_never
-      ? m_kept.find(record->hash)
+      ? m_records.kept().find(record->hash)
       : std::nullopt;
-  const std::size_t limit = m_kept.budget().file_bytes;
+  const std::size_t limit = m_records.kept().budget().file_bytes;
   std::optional<std::string> current;
   if (seen && now && now->stat.size <= static_cast<std::int64_t>(limit)) {
     auto bytes = m_disk.read(file);
@@ -1389,50 +1270,6 @@ bool Guard::client_shows_whole(std::string_view answer) const
 {
   const auto limit = result_limit_for(m_client_name, m_settings.client_result_limits);
   return !limit || answer.size() <= *limit;
-}
-
-std::string Guard::cause_of(const std::string& file, const SeenRecord* record,
-                            const ContentHash& current) const
-{
-  for (auto own = m_own_writes.rbegin(); own != m_own_writes.rend(); ++own) {
-    if (own->hash == current && (record == nullptr || own->sent_at > record->known_since)) {
-      return "by your own " + own->tool + " of " + own->path + " through fsguard";
-    }
-  }
-  if (m_shared_ledger != nullptr) {
-    // Only a write after the agent's record: an older one with the same
-    // content was undone before the agent saw the file.
-    const std::int64_t since = record != nullptr ? record->taken_at_ns : 0;
-    if (auto other = m_shared_ledger->who_wrote(file, current, since)) {
-      return describe_other_write(*other, m_disk.now_ns());
-    }
-  }
-  return "outside fsguard";
-}
-
-void Guard::after_change_recorded(AnsweredChange change, const SeenRecord* record)
-{
-  if (change.expected) {
-    m_own_writes.push_back(OwnWrite{*change.expected, change.tool, change.file, change.sent_at});
-    if (m_own_writes.size() > k_own_writes_kept) {
-      m_own_writes.pop_front();
-    }
-  }
-  if (m_shared_ledger != nullptr && record != nullptr && record->hash_state == HashState::known) {
-    m_shared_ledger->record(change.file, record->hash, m_disk.now_ns(), m_client_name);
-  }
-  if (record == nullptr || record->hash_state != HashState::known
-      || record->extent != ReadExtent::whole) {
-    return;
-  }
-  if (change.expected_text && change.expected == record->hash) {
-    keep_text(record->hash, TextBytes::copy_of(*change.expected_text));
-  } else if (change.written) {
-    m_shown_texts.push_back(ShownText{.file = std::move(change.file),
-                                      .owned = std::move(change.written->bytes),
-                                      .decoded = !change.written->raw,
-                                      .hash = change.written->hash});
-  }
 }
 
 std::string Guard::server_spelling(const std::string& file) const
@@ -1615,14 +1452,14 @@ std::optional<std::size_t> Guard::answer_text_wanted(const Ledger::Answered& ans
       || !keeps_text_shown(call)) {
     return std::nullopt;
   }
-  return m_kept.budget().file_bytes;
+  return m_records.kept().budget().file_bytes;
 }
 
 bool Guard::keeps_text_shown(const CallInFlight& call) const
 {
   return !m_view && !call.what.path_list && call.files.size() == 1 && call.files.front()
          && call.what.view == ReadView::utf8_text && call.what.whole_if_status.empty()
-         && m_kept.budget().total_bytes > 0;
+         && m_records.kept().budget().total_bytes > 0;
 }
 
 bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::string& key,
@@ -1781,7 +1618,7 @@ bool Guard::record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& o
                + " characters long, and " + m_client_name + " shows the model only the first "
                + std::to_string(*limit);
     }
-    const std::uint64_t shown_at = ++m_moment;
+    const std::uint64_t shown_at = m_records.next_moment();
     if (m_view) {
       record_upstream_read(call, answer, *response, extent, reason, shown_at, out);
     }
@@ -1801,9 +1638,9 @@ bool Guard::record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& o
       // confirmed that it is the file's content. The call is done with its
       // path (on_upstream_response marked it idle first): the text takes it.
       const auto raw = skim_first_text(skimmed);
-      if (raw && raw->size() <= max_raw_json_string(m_kept.budget().file_bytes)) {
+      if (raw && raw->size() <= max_raw_json_string(m_records.kept().budget().file_bytes)) {
         ShownText& shown =
-          m_shown_texts.emplace_back(ShownText{.file = std::move(*call.files.front()),
+          m_records.shown_read(ShownText{.file = std::move(*call.files.front()),
                                                .in_answer = *raw,
                                                .read = true,
                                                .shown_at = shown_at,
@@ -1887,7 +1724,7 @@ bool Guard::record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& o
       // change whose result fsguard knows: another writer landing while
       // the answer goes to a slow client is then still told from the
       // agent (Tracker::finish_write); without it, the record is taken now.
-      m_answered_changes.push_back(std::move(change));
+      m_records.answered(std::move(change));
       break;
     }
     // The record the change left, looked up once for what follows.
@@ -1896,10 +1733,10 @@ bool Guard::record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& o
              : m_tracker.finish_write(change.file, expected, extent, known_since,
                                       change.expected_bytes());
     if (known_since == k_not_yet && record != nullptr) {
-      remember_shown(ShownKnowledge{change.file, now, std::nullopt, record->hash, k_not_yet,
+      m_records.remember_shown(ShownKnowledge{change.file, now, std::nullopt, record->hash, k_not_yet,
                                     call.carried->seen});
     }
-    after_change_recorded(std::move(change), record);
+    m_records.after_change_recorded(std::move(change), record, m_client_name);
     break;
   }
   case ToolRole::move:
@@ -1955,8 +1792,8 @@ void Guard::record_upstream_read(const CallInFlight& call, UpstreamMessage& answ
       m_tracker.record_known(file, digest, static_cast<std::int64_t>(shown[index]->size()),
                              extent, call.what.view, reason, shown_at);
       if (!call.what.path_list && extent == ReadExtent::whole
-          && m_kept.budget().total_bytes > 0 && decoded.size() <= m_kept.budget().file_bytes) {
-        keep_text(digest.hash, TextBytes::copy_of(decoded)); // it is the record: no need to decode it again
+          && m_records.kept().budget().total_bytes > 0 && decoded.size() <= m_records.kept().budget().file_bytes) {
+        m_records.keep_text(digest.hash, TextBytes::copy_of(decoded)); // it is the record: no need to decode it again
       }
       continue;
     }

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proxy/guard/answer_records.hpp"
 #include "proxy/guard/call_in_flight.hpp"
 #include "proxy/guard/call_queue.hpp"
 #include "proxy/guard/change_decision.hpp"
@@ -38,13 +39,6 @@
 #include "tracker/tracker.hpp"
 
 namespace fsguard {
-
-// How long an agent takes at least to act on what fsguard showed it in its
-// own texts (a veto's diff, a note on a rebase or a merge): a call that
-// reaches fsguard sooner was written before the agent could take it in
-// (the calls of one model turn, sent together or one after another), so
-// that text does not license it.
-inline constexpr std::chrono::milliseconds k_take_in_time{250};
 
 class Guard {
 public:
@@ -203,7 +197,7 @@ public:
   const SeenRecord* record(const std::string& path) const { return m_tracker.find(path); }
 
   // The texts kept of what the agent saw whole (tests and diagnostics).
-  const KeptTexts& kept_texts() const { return m_kept; }
+  const KeptTexts& kept_texts() const { return m_records.kept(); }
 
   // Takes the records `saved` by an earlier session that its files still
   // bear out (see Tracker::restore), before the first call: the agent knows
@@ -224,7 +218,7 @@ public:
 
   // The ledger the writes of every session sharing it go to, and a changed
   // veto asks who wrote the content on disk (nullptr: none). Not owned.
-  void set_shared_ledger(SharedLedger* ledger) { m_shared_ledger = ledger; }
+  void set_shared_ledger(SharedLedger* ledger) { m_records.set_shared_ledger(ledger); }
 
 private:
   // What a held call needs to run once the queue lets it (CallQueue's
@@ -255,43 +249,6 @@ private:
     std::optional<ShownVersion> shown; // the veto shows the agent this version
     std::optional<Veto> carried_over;  // rebased or merged despite this
   };
-  // A text a whole read showed (`read`) or the agent wrote, as its raw
-  // JSON string, kept once the file's hash confirms it. A read's text is
-  // not copied: `in_answer` points into the answer's line, which stays valid
-  // until settle_reads() (see on_upstream_response); a written one is owned.
-  struct ShownText {
-    std::string file{};
-    TextBytes owned{}; // raw JSON, or the text itself if `decoded`
-    std::string_view in_answer{};
-    bool read = false;
-    std::uint64_t shown_at = 0; // a read's: the moment its answer was shown
-    bool is_file_bytes = false; // its tool's text is the file's bytes (ToolSpec)
-    bool decoded = false;       // `owned` is the text, not its JSON string
-    std::optional<ContentHash> hash{}; // the text's, when known (a decoded write's)
-    // A read's: the hash its text paid for its record (settle_from_answer).
-    std::optional<ContentHash> paid_with{};
-    // A read's: the file size its record owed a hash for when the answer
-    // came (Tracker::finish_read); none if it owed none.
-    std::optional<std::int64_t> owed_size{};
-    // A read's text decoded as its answer was skimmed: what the decoder saw
-    // of it (`owned` is the text, and `decoded` set).
-    std::optional<DecodedFacts> facts{};
-    std::string_view raw() const { return owned.empty() ? in_answer : owned.view(); }
-  };
-  // What fsguard showed the agent of `file` in its own text at `shown`,
-  // which licenses calls that arrive k_take_in_time later: a veto's diff
-  // shows `version` (applied if the record is still the one it was shown
-  // against, `hash` known since `known_since`); a note shows the record
-  // `hash`, which awaits its moment (k_not_yet). Either is over `over`, the
-  // version the agent had seen whole before.
-  struct ShownKnowledge {
-    std::string file;
-    Clock::time_point shown{};
-    std::optional<Fingerprint> version;
-    ContentHash hash{};
-    std::uint64_t known_since = 0;
-    ContentHash over{};
-  };
   // A vetoed change the person is being asked to allow (override: ask):
   // the call as it would go upstream, its verdict, the content of its file
   // the person was shown (allowed only if it still holds), and when the
@@ -308,37 +265,6 @@ private:
     Clock::time_point asked{};
     Clock::time_point deadline{};
     nlohmann::json question_id;
-  };
-  // A change of the agent's, answered: recorded once the answer has gone to
-  // the agent (settle_reads()).
-  struct AnsweredChange {
-    std::string file; // canonical
-    std::string tool;
-    std::uint64_t sent_at = 0;                // the agent knows the result from then on
-    std::optional<ContentHash> expected;      // what the change should have left
-    std::optional<std::string> expected_text; // with the hash `expected`, when known
-    ReadExtent extent = ReadExtent::partial;  // what the agent knows of the result
-    std::optional<WrittenContent> written;    // a write's content, to keep
-
-    // The bytes whose hash is `expected`, when at hand, with their traits
-    // when the reader's decoder told them.
-    std::optional<ExpectedBytes> expected_bytes() const
-    {
-      if (expected_text) {
-        return ExpectedBytes{*expected_text};
-      }
-      if (written && !written->raw && written->hash == expected) {
-        return ExpectedBytes{written->bytes.view(), written->traits};
-      }
-      return std::nullopt;
-    }
-  };
-  // A write of the agent's through fsguard that left a known content.
-  struct OwnWrite {
-    ContentHash hash{};
-    std::string tool;
-    std::string path;
-    std::uint64_t sent_at = 0;
   };
   // A partial read through the upstream (verify: upstream): fsguard reads
   // its file whole before the read goes upstream (the read waits for that
@@ -514,24 +440,6 @@ private:
                        const std::string& file, Veto veto);
   // Whether the client shows the model all of `answer` (see client_limits).
   bool client_shows_whole(std::string_view answer) const;
-  // Who made the change of `file` from the agent's `record` to `current`.
-  std::string cause_of(const std::string& file, const SeenRecord* record,
-                       const ContentHash& current) const;
-  void keep_text(const ContentHash& hash, TextBytes text);
-  // Pays the hash the read that showed `shown` owes with the text itself,
-  // when it is the file's bytes exactly (Tracker::settle_from_text), and
-  // keeps that text: the file is not read again. Returns the text's hash,
-  // if it paid.
-  std::optional<ContentHash> settle_from_answer(ShownText& shown);
-  // Records what fsguard showed the agent in its own texts, once
-  // k_take_in_time has passed at `now`.
-  void take_in_shown(Clock::time_point now);
-  void remember_shown(ShownKnowledge shown);
-  // Records what follows from the agent's change `change` once its file's
-  // record is taken (`record`, the tracker's record of the file as it left
-  // it, null if none): the own write that names the cause of a later
-  // change, the shared ledger's entry, and the text it left, to keep.
-  void after_change_recorded(AnsweredChange change, const SeenRecord* record);
   void refuse(const CallInFlight& call, const std::string& key, Veto veto, Outbox& out);
   // `file` (fsguard's canonical path) as the server spells it (path_map).
   std::string server_spelling(const std::string& file) const;
@@ -627,6 +535,8 @@ private:
   bool m_auditing = false;
   Queue m_queue; // held calls, files busy, moves in flight, partial-check holds
   Tracker m_tracker;
+  // What answers showed and the records they leave; the kept texts; moments.
+  AnswerRecords m_records;
   Ledger m_ledger;
   ServerPaths m_paths;
   SessionEra m_era; // the session's era, and what the client's requests said of it
@@ -641,17 +551,6 @@ private:
   std::uint64_t m_next_verify = 0;
   IdentityChecks m_identity;          // path_map: the server's reports of files
   std::uint64_t m_next_identity = 0;
-  SharedLedger* m_shared_ledger = nullptr;
-  // Orders what the client sent and what it was shown: a read shown after
-  // a call was sent cannot have informed that call.
-  std::uint64_t m_moment = 0;
-  KeptTexts m_kept;
-  std::vector<ShownText> m_shown_texts;          // reads' texts, until their hashes settle
-  std::vector<AnsweredChange> m_answered_changes; // until settle_reads() records them
-  std::deque<OwnWrite> m_own_writes;             // the latest, to name the cause of a change
-  std::deque<ShownKnowledge> m_shown_knowledge;  // at most one a file
-  static constexpr std::size_t k_shown_knowledge_kept = 256;
-  static constexpr std::size_t k_own_writes_kept = 64;
   // Listings asked for calls awaiting the directories, and how many at most
   // before those calls are decided with what is known.
   int m_listings_for_waiting = 0;
