@@ -134,15 +134,17 @@ std::int64_t microseconds_between(std::int64_t began_ns, std::int64_t ended_ns)
 } // namespace
 
 Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string cwd)
-  : m_view(settings.verify == Verify::upstream ? std::make_unique<UpstreamView>(disk) : nullptr),
-    m_disk(m_view ? *m_view : disk), m_settings(std::move(settings)),
-    m_queue(m_view ? ReadsWaitForChanges::yes : ReadsWaitForChanges::no), m_tracker(m_disk),
+  : m_queue(settings.verify == Verify::upstream ? ReadsWaitForChanges::yes
+                                                : ReadsWaitForChanges::no),
+    m_verification(settings.verify, disk, m_tracker, m_ledger, m_queue.busy(), m_records, m_paths,
+                   m_settings),
+    m_disk(view() ? *view() : disk), m_settings(std::move(settings)), m_tracker(m_disk),
     m_records(m_tracker, m_disk, m_settings.kept_texts),
     m_paths(m_disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile)
 {
   m_paths.set_custom_tools(m_settings.tools.has_value());
   m_paths.set_path_map(m_settings.path_map);
-  m_paths.set_sees_files(m_view == nullptr);
+  m_paths.set_sees_files(view() == nullptr);
   m_tracker.set_read_ttl(m_settings.read_ttl);
 }
 
@@ -170,7 +172,7 @@ void Guard::leave_files_to_exit()
 
 void Guard::set_settings(GuardSettings settings)
 {
-  settings.verify = m_view ? Verify::upstream : Verify::local;
+  settings.verify = view() ? Verify::upstream : Verify::local;
   m_settings = std::move(settings);
   m_paths.set_custom_tools(m_settings.tools.has_value());
   m_paths.set_path_map(m_settings.path_map);
@@ -509,7 +511,7 @@ Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
     }
     return {Outcome::held, std::move(call)};
   }
-  if (awaits_upstream(call, out, now)) {
+  if (m_verification.awaits_upstream(call, tools(), m_era.own_envelope(), out, now)) {
     return {Outcome::held, std::move(call)}; // later calls on its files wait behind it
   }
   if (awaits_identity(call, out, now)) {
@@ -528,134 +530,10 @@ Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
     content.text.reset();
   }
   start(std::move(line), arguments, std::move(described), key, entry, out, now);
-  if (m_view) {
-    m_view->forget_all(); // what the upstream said held for this decision only
+  if (view()) {
+    view()->forget_all(); // what the upstream said held for this decision only
   }
   return {Outcome::ran, {}};
-}
-
-std::vector<std::size_t> Guard::verified_files(const CallInFlight& call) const
-{
-  std::vector<std::size_t> verified;
-  // A partial read goes upstream only once fsguard's whole read of its
-  // file is answered: the server serves requests concurrently, so a read
-  // sent with it could find the file after the part (see PartialCheck).
-  const bool partial_read = call.what.role == ToolRole::read
-                            && call.what.extent == ReadExtent::partial
-                            && call.what.view == ReadView::utf8_text
-                            && call.what.whole_if_status.empty() && verify_tool(tools());
-  if (!m_view || (!changes_files(call.what.role) && !partial_read)) {
-    return verified;
-  }
-  for (std::size_t index = 0; index < call.files.size(); ++index) {
-    // A move loses nothing of its source: only an existing destination.
-    if (call.files[index] && call.what.paths[index].raw
-        && (call.what.role != ToolRole::move || index == 1)) {
-      verified.push_back(index);
-    }
-  }
-  return verified;
-}
-
-bool Guard::awaits_upstream(const CallInFlight& call, Outbox& out, Clock::time_point now)
-{
-  bool waits = false;
-  for (const std::size_t index : verified_files(call)) {
-    const std::string& file = *call.files[index];
-    if (m_view->knows(file)) {
-      continue;
-    }
-    waits = true;
-    if (m_view->asking(file)) {
-      continue;
-    }
-    if (!verify_tool(tools())) {
-      m_view->learn(file, UpstreamRead{UpstreamRead::Outcome::failed, {},
-                                       "with \"verify\": \"upstream\" fsguard reads the file "
-                                       "through the server before a change, and the server's "
-                                       "profile has no tool that reads a whole file as text; "
-                                       "set \"verify\": \"local\" (with path_map if the server "
-                                       "runs elsewhere)"});
-      waits = false;
-      continue;
-    }
-    m_view->asked(file, ask_upstream(*call.what.paths[index].raw, out), now);
-  }
-  return waits;
-}
-
-std::string Guard::ask_upstream(const std::string& raw, Outbox& out)
-{
-  const VerifyTool tool = verify_tool(tools()).value(); // callers check that there is one
-  PendingRequest request;
-  request.from = Peer::fsguard;
-  request.id = std::string(k_own_id_prefix) + "verify/" + std::to_string(++m_next_verify);
-  request.method = "tools/call";
-  request.expect = Expectation::own_verify;
-  const std::string key = id_key(request.id);
-  out.to_upstream.push_back(
-    verify_request(request.id.get<std::string>(), tool, raw, m_era.own_envelope()));
-  m_ledger.open(key, std::move(request)); // the number never repeats
-  return key;
-}
-
-void Guard::on_verify_answer(const std::string& key, const UpstreamRead& read, Outbox& out,
-                             Clock::time_point now)
-{
-  if (auto found = m_partial_reads.extract(key)) {
-    const std::uint64_t number = found.mapped();
-    const auto check = m_partial_checks.find(number);
-    if (check != m_partial_checks.end()) {
-      check->second.after = read;
-      finish_partial_check(number, out);
-      release_held(out, now);
-    }
-    return;
-  }
-  if (m_view->answered(key, read)) {
-    release_held(out, now);
-    m_view->forget_all();
-  }
-}
-
-void Guard::finish_partial_check(std::uint64_t number, Outbox& out)
-{
-  const PartialCheck& check = m_partial_checks.at(number);
-  if (!check.before || !check.after || !check.shown) {
-    return;
-  }
-  // Lines compared without "\r": a tail turns CRLF into LF.
-  std::string whole = check.after->text;
-  std::string part = *check.shown;
-  std::erase(whole, '\r');
-  std::erase(part, '\r');
-  if (check.before->outcome == UpstreamRead::Outcome::text
-      && check.after->outcome == UpstreamRead::Outcome::text
-      && check.before->text == check.after->text && whole.find(part) != std::string::npos) {
-    m_tracker.record_known(check.file, shown_text_digest(check.after->text),
-                           static_cast<std::int64_t>(check.after->text.size()),
-                           ReadExtent::partial, check.view, check.reason, check.shown_at);
-  } else if (m_settings.log_level >= LogLevel::debug) {
-    out.say(LogLevel::debug, "fsguard could not confirm what a partial read of "
-                               + server_spelling(check.file)
-                               + " was cut from (the file changed around it, or fsguard's whole "
-                                 "read of it failed), so that read licenses no change: the "
-                                 "agent must read it again first");
-  }
-  drop_partial_check(number);
-}
-
-void Guard::drop_partial_check(std::uint64_t number)
-{
-  const auto check = m_partial_checks.find(number);
-  if (check == m_partial_checks.end()) {
-    return;
-  }
-  if (check->second.holds_file) {
-    m_queue.busy().free(check->second.file);
-  }
-  m_partial_reads.erase(check->second.after_key); // a late answer is ignored
-  m_partial_checks.erase(check);
 }
 
 bool Guard::awaits_directories(const CallInFlight& call) const
@@ -782,17 +660,17 @@ void Guard::start(OutgoingLine line, const nlohmann::json& arguments,
             latency_us, out);
     }
     if (call.what.role == ToolRole::write && call.expected && !call.carried
-        && (m_records.kept().budget().total_bytes > 0 || m_view)) {
+        && (m_records.kept().budget().total_bytes > 0 || view())) {
       // What the agent writes, it knows whole: kept once the write is done
       // (when only its raw JSON string is at hand, decoded only then, by
       // settle_reads()). With verify: upstream its text is the record,
       // whatever its size.
       if (call.written) { // as the reader decoded it
-        if (!m_view && call.written->bytes.size() > m_records.kept().budget().file_bytes) {
+        if (!view() && call.written->bytes.size() > m_records.kept().budget().file_bytes) {
           call.written.reset();
         }
       } else if (const auto raw = skim_content_argument(line.text());
-                 raw && (m_view || raw->size() <= max_raw_json_string(m_records.kept().budget().file_bytes))) {
+                 raw && (view() || raw->size() <= max_raw_json_string(m_records.kept().budget().file_bytes))) {
         call.written = WrittenContent{TextBytes::copy_of(*raw)};
       }
     } else {
@@ -806,25 +684,7 @@ void Guard::start(OutgoingLine line, const nlohmann::json& arguments,
       }
       call.read_starts.push_back(file ? m_tracker.begin_read(*file) : ReadStart{});
     }
-    if (m_view && call.what.extent == ReadExtent::partial && verify_tool(tools())) {
-      // Each file's whole text, which fsguard read through the upstream
-      // before this read goes there (awaits_upstream held it until then).
-      call.partial_checks.assign(call.files.size(), 0);
-      for (std::size_t index = 0; index < call.files.size(); ++index) {
-        const UpstreamRead* before = call.files[index] ? m_view->known(*call.files[index]) : nullptr;
-        if (before == nullptr || !call.what.paths[index].raw) {
-          continue; // nothing read before it: the part licenses nothing
-        }
-        const std::uint64_t number = ++m_next_partial_check;
-        PartialCheck check;
-        check.file = *call.files[index];
-        check.raw = *call.what.paths[index].raw;
-        check.before = *before;
-        check.asked = now;
-        m_partial_checks.emplace(number, std::move(check));
-        call.partial_checks[index] = number;
-      }
-    }
+    m_verification.begin_partial_checks(call, tools(), now);
   }
   forward(std::move(line), std::move(owned), entry, out, now);
 }
@@ -833,13 +693,13 @@ void Guard::forward(OutgoingLine line, std::unique_ptr<CallInFlight> owned, Pend
                     Outbox& out, Clock::time_point now)
 {
   const CallInFlight& call = *owned;
-  if (m_view && changes_files(call.what.role)) {
+  if (view() && changes_files(call.what.role)) {
     // A read fsguard asked earlier of a file this change touches (for a
     // call since given up on) tells of the file before it: nobody may rely
     // on its answer.
     for (const auto& file : call.files) {
       if (file) {
-        m_view->drop_asks_at(*file);
+        view()->drop_asks_at(*file);
       }
     }
   }
@@ -893,7 +753,7 @@ bool Guard::asks_person(const Veto& veto) const
 {
   // With verify: upstream fsguard could not tell, when the person allows it,
   // that the file still holds what they were shown: the veto stands.
-  return m_settings.override_mode == Override::ask && m_client_elicits && !m_view
+  return m_settings.override_mode == Override::ask && m_client_elicits && !view()
          && may_override(veto.code);
 }
 
@@ -1457,9 +1317,21 @@ std::optional<std::size_t> Guard::answer_text_wanted(const Ledger::Answered& ans
 
 bool Guard::keeps_text_shown(const CallInFlight& call) const
 {
-  return !m_view && !call.what.path_list && call.files.size() == 1 && call.files.front()
+  return !view() && !call.what.path_list && call.files.size() == 1 && call.files.front()
          && call.what.view == ReadView::utf8_text && call.what.whole_if_status.empty()
          && m_records.kept().budget().total_bytes > 0;
+}
+
+void Guard::on_verify_answer(const std::string& key, const UpstreamRead& read, Outbox& out,
+                             Clock::time_point now)
+{
+  const auto taken = m_verification.on_verify_answer(key, read, out);
+  if (taken != UpstreamVerification::Answer::nothing) {
+    release_held(out, now);
+  }
+  if (taken == UpstreamVerification::Answer::file_read) {
+    view()->forget_all();
+  }
 }
 
 bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::string& key,
@@ -1530,14 +1402,7 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
     break;
   }
   CallInFlight& call = *answered.call;
-  const auto drop_unused_checks = [&] {
-    for (const std::uint64_t number : call.partial_checks) {
-      const auto check = m_partial_checks.find(number);
-      if (check != m_partial_checks.end() && !check->second.holds_file) {
-        drop_partial_check(number); // the read failed or was given up on
-      }
-    }
-  };
+  const auto drop_unused_checks = [&] { m_verification.drop_unused_checks(call); };
   if (call.expired) {
     drop_unused_checks();
     // It was given up on (cancelled, or no answer in time) and the calls
@@ -1619,11 +1484,12 @@ bool Guard::record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& o
                + std::to_string(*limit);
     }
     const std::uint64_t shown_at = m_records.next_moment();
-    if (m_view) {
-      record_upstream_read(call, answer, *response, extent, reason, shown_at, out);
+    if (view()) {
+      m_verification.record_read(call, answer, *response, extent, reason, shown_at, tools(),
+                                 m_era.own_envelope(), out);
     }
     std::optional<std::int64_t> owed_size; // the first file's, if its record owes a hash
-    for (std::size_t index = 0; index < call.files.size() && !m_view; ++index) {
+    for (std::size_t index = 0; index < call.files.size() && !view(); ++index) {
       if (call.files[index] && (!call.what.path_list || listed_shown[index])) {
         const SeenRecord* record = m_tracker.finish_read(
           *call.files[index], call.read_starts[index], extent, call.what.view, reason, shown_at);
@@ -1708,8 +1574,8 @@ bool Guard::record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& o
       relay = false;
       known_since = k_not_yet; // see take_in_shown()
     }
-    if (m_view) {
-      record_upstream_change(call, file, expected, expected_text, extent, known_since);
+    if (view()) {
+      m_verification.record_change(call, file, expected, expected_text, extent, known_since);
     }
     AnsweredChange change{.file = std::move(file),
                           .tool = call.what.tool,
@@ -1718,7 +1584,7 @@ bool Guard::record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& o
                           .expected_text = std::move(expected_text),
                           .extent = extent,
                           .written = std::move(call.written)};
-    if (!m_view && !call.carried && change.expected) {
+    if (!view() && !call.carried && change.expected) {
       // Recorded once the answer has gone on (settle_reads()): the agent
       // does not wait while fsguard reads and hashes the file. Only a
       // change whose result fsguard knows: another writer landing while
@@ -1729,7 +1595,7 @@ bool Guard::record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& o
     }
     // The record the change left, looked up once for what follows.
     const SeenRecord* record =
-      m_view ? m_tracker.find(change.file)
+      view() ? m_tracker.find(change.file)
              : m_tracker.finish_write(change.file, expected, extent, known_since,
                                       change.expected_bytes());
     if (known_since == k_not_yet && record != nullptr) {
@@ -1748,96 +1614,6 @@ bool Guard::record_answer(CallInFlight& call, UpstreamMessage& answer, Outbox& o
     break;
   }
   return relay;
-}
-
-void Guard::record_upstream_read(const CallInFlight& call, UpstreamMessage& answer,
-                                 const nlohmann::json& response,
-                                 ReadExtent extent, const std::string& reason,
-                                 std::uint64_t shown_at, Outbox& out)
-{
-  if (call.what.view != ReadView::utf8_text || !call.what.whole_if_status.empty()) {
-    // fsguard's own read shows text, so only a read that showed the same
-    // text can be compared with it later (not read_media_file's base64).
-    return;
-  }
-  std::string decoded; // one file's text, decoded where it lies without a full parse
-  std::vector<std::optional<std::string_view>> shown(1);
-  if (!call.what.path_list) {
-    UpstreamRead read = read_outcome(answer);
-    if (read.outcome != UpstreamRead::Outcome::text) {
-      return;
-    }
-    decoded = std::move(read.text);
-    shown.front() = decoded;
-  } else {
-    const std::string_view text = result_text(response);
-    std::vector<std::string> requested;
-    for (const auto& argument : call.what.paths) {
-      requested.push_back(argument.raw.value_or(""));
-    }
-    shown = parts_shown(text, requested);
-  }
-  for (std::size_t index = 0; index < call.files.size(); ++index) {
-    const std::uint64_t number =
-      index < call.partial_checks.size() ? call.partial_checks[index] : 0;
-    const auto check = m_partial_checks.find(number);
-    if (!call.files[index] || index >= shown.size() || !shown[index]) {
-      drop_partial_check(number); // nothing shown, nothing to check
-      continue;
-    }
-    const std::string& file = *call.files[index];
-    if (call.what.extent == ReadExtent::whole) {
-      // The text is the whole file, even where the client cuts it (extent).
-      const ContentDigest digest = shown_text_digest(*shown[index]);
-      m_tracker.record_known(file, digest, static_cast<std::int64_t>(shown[index]->size()),
-                             extent, call.what.view, reason, shown_at);
-      if (!call.what.path_list && extent == ReadExtent::whole
-          && m_records.kept().budget().total_bytes > 0 && decoded.size() <= m_records.kept().budget().file_bytes) {
-        m_records.keep_text(digest.hash, TextBytes::copy_of(decoded)); // it is the record: no need to decode it again
-      }
-      continue;
-    }
-    // A part (head, tail): what it was cut from is learned by reading the
-    // whole file again now (see PartialCheck). Calls on the file wait for it.
-    if (check == m_partial_checks.end()) {
-      continue;
-    }
-    if (!verify_tool(tools())) {
-      drop_partial_check(number); // a reload took the read tool away
-      continue;
-    }
-    PartialCheck& partial = check->second;
-    partial.shown = std::string(*shown[index]);
-    partial.view = call.what.view;
-    partial.reason = reason;
-    partial.shown_at = shown_at;
-    partial.holds_file = true;
-    m_queue.busy().hold(file);
-    partial.after_key = ask_upstream(partial.raw, out);
-    m_partial_reads[partial.after_key] = number;
-  }
-}
-
-void Guard::record_upstream_change(const CallInFlight& call, const std::string& file,
-                                   const std::optional<ContentHash>& expected,
-                                   const std::optional<std::string>& expected_text,
-                                   ReadExtent extent, std::uint64_t known_since)
-{
-  std::optional<std::string> text = expected_text;
-  if (!text && call.written) {
-    text = call.written->raw ? decoded_json_string(call.written->bytes.view(),
-                                                   std::numeric_limits<std::size_t>::max())
-                             : std::string(call.written->bytes.view());
-  }
-  if (!expected || !text || hash_bytes(*text) != *expected) {
-    // What the change left is unknown: the next change needs a read first.
-    m_tracker.mark_unknown(file, "fsguard could not tell what the last " + call.what.tool
-                                   + " left in the file");
-    return;
-  }
-  m_tracker.record_known(file, ContentDigest{*expected, content_traits(*text)},
-                         static_cast<std::int64_t>(text->size()), extent, ReadView::bytes, {},
-                         known_since, KnownFrom::own_change);
 }
 
 void Guard::mark_busy(const CallInFlight& call, int delta)
@@ -1943,19 +1719,7 @@ void Guard::expire(Clock::time_point now, Outbox& out)
   });
   // fsguard's own reads through the upstream unanswered that long: their
   // changes are refused, and partial reads license nothing.
-  if (m_view) {
-    any = !m_view->expire(now - m_settings.call_timeout).empty() || any;
-    std::vector<std::uint64_t> overdue_checks;
-    for (const auto& [number, check] : m_partial_checks) {
-      if (now - check.asked >= m_settings.call_timeout) {
-        overdue_checks.push_back(number);
-      }
-    }
-    for (const std::uint64_t number : overdue_checks) {
-      drop_partial_check(number);
-      any = true;
-    }
-  }
+  any = m_verification.expire(now - m_settings.call_timeout) || any;
   refuse_overdue_session_waits(now, out);
   // fsguard's own get_file_info unanswered that long: the changes it was
   // asked for are refused.
@@ -1977,8 +1741,8 @@ void Guard::expire(Clock::time_point now, Outbox& out)
   } else if (any) {
     release_held(out, now);
   }
-  if (m_view) {
-    m_view->forget_all(); // a failure no call took stays with none
+  if (view()) {
+    view()->forget_all(); // a failure no call took stays with none
   }
 }
 
@@ -2171,8 +1935,7 @@ std::vector<nlohmann::json> Guard::take_unanswered()
 {
   m_queue.clear();
   m_overrides.clear(); // their calls are among the client's requests below
-  m_partial_checks.clear();
-  m_partial_reads.clear();
+  m_verification.clear();
   std::vector<nlohmann::json> ids;
   for (auto& request : m_ledger.take_client_requests()) {
     ids.push_back(std::move(request.id));

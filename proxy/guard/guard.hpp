@@ -32,6 +32,7 @@
 #include "proxy/jsonrpc/upstream_message.hpp"
 #include "proxy/guard/server_paths.hpp"
 #include "proxy/guard/shared_ledger.hpp"
+#include "proxy/guard/upstream_verification.hpp"
 #include "proxy/guard/upstream_view.hpp"
 #include "tracker/kept_texts.hpp"
 #include "tracker/string_key_hash.hpp"
@@ -266,26 +267,6 @@ private:
     Clock::time_point deadline{};
     nlohmann::json question_id;
   };
-  // A partial read through the upstream (verify: upstream): fsguard reads
-  // its file whole before the read goes upstream (the read waits for that
-  // answer: the server serves requests concurrently, so a read sent with
-  // the part could find the file after it) and again once it is answered.
-  // The part counts only if both found the same content and the part is in
-  // it (the file held still around the read, as a stat shows with verify:
-  // local); the record is then that content, partly seen.
-  struct PartialCheck {
-    std::string file;
-    std::string raw; // the path as the client spelled it
-    std::string after_key;
-    std::optional<UpstreamRead> before;
-    std::optional<UpstreamRead> after;
-    std::optional<std::string> shown; // the part, once the read is answered
-    ReadView view = ReadView::utf8_text;
-    std::string reason;
-    std::uint64_t shown_at = 0;
-    Clock::time_point asked{};
-    bool holds_file = false; // calls on the file wait for it
-  };
   struct Attempt {
     Outcome outcome = Outcome::ran;
     std::optional<CallInFlight> call; // held: as described now
@@ -334,17 +315,8 @@ private:
   // Refuses at once the calls that waited for the initialize result, when
   // the server answered it with the error `refused_initialize`.
   void refuse_session_waits_after(const nlohmann::json& refused_initialize, Outbox& out);
-  // verify: upstream: the files whose content a change by `call` is
-  // decided on (a move's destination; a write's or an edit's file), or
-  // that a partial read `call` is cut from.
-  std::vector<std::size_t> verified_files(const CallInFlight& call) const;
-  // verify: upstream: asks the upstream for the files `call`'s change is
-  // decided on (or its partial read is cut from), unless their text is at
-  // hand. True while it must wait.
-  bool awaits_upstream(const CallInFlight& call, Outbox& out, Clock::time_point now);
-  // Sends fsguard's own read of `raw` (the server's spelling of `file`),
-  // returning its id key.
-  std::string ask_upstream(const std::string& raw, Outbox& out);
+  // The view of the server's files with verify: upstream; null with verify: local.
+  UpstreamView* view() const { return m_verification.view(); }
   // Takes the upstream's answer `line` to fsguard's read `key`.
   void on_verify_answer(const std::string& key, const UpstreamRead& read, Outbox& out,
                         Clock::time_point now);
@@ -360,23 +332,6 @@ private:
   // Takes the upstream's `report` for fsguard's get_file_info `key`.
   void on_identity_answer(const std::string& key, ServerFileReport report, Outbox& out,
                           Clock::time_point now);
-  // verify: upstream: records what the successful read `call` (its answer
-  // `answer`, and its tree `response` if it was parsed) showed, from the
-  // text it showed.
-  void record_upstream_read(const CallInFlight& call, UpstreamMessage& answer,
-                            const nlohmann::json& response,
-                            ReadExtent extent, const std::string& reason,
-                            std::uint64_t shown_at, Outbox& out);
-  // verify: upstream: records `file` after the agent's change `call`, which
-  // should have left `expected` (`expected_text` where known).
-  void record_upstream_change(const CallInFlight& call, const std::string& file,
-                              const std::optional<ContentHash>& expected,
-                              const std::optional<std::string>& expected_text,
-                              ReadExtent extent, std::uint64_t known_since);
-  // Records partial check `number` once all three of its texts are in.
-  void finish_partial_check(std::uint64_t number, Outbox& out);
-  // Drops partial check `number`, freeing its file.
-  void drop_partial_check(std::uint64_t number);
   std::optional<Veto> confinement_veto(const CallInFlight& call) const;
   bool server_refuses(const std::string& file) const;
   // The content of `file` if it still is what the agent's record shows.
@@ -529,11 +484,13 @@ private:
   void release_held(Outbox& out, Clock::time_point now);
   void after_listing(Outbox& out, Clock::time_point now);
 
-  std::unique_ptr<UpstreamView> m_view; // verify: upstream
+  Queue m_queue; // held calls, files busy, moves in flight, partial-check holds
+  // verify: upstream: the view of the server's files, fsguard's own reads,
+  // the partial checks. First: the Disk below may be its view.
+  UpstreamVerification m_verification;
   Disk& m_disk;                         // the view, or the disk given
   GuardSettings m_settings;
   bool m_auditing = false;
-  Queue m_queue; // held calls, files busy, moves in flight, partial-check holds
   Tracker m_tracker;
   // What answers showed and the records they leave; the kept texts; moments.
   AnswerRecords m_records;
@@ -545,10 +502,6 @@ private:
   std::map<std::string, PendingOverride> m_overrides; // by the question's id key
   OverrideStates m_states; // the 2026 era's: the requestState of fsguard's questions
   std::uint64_t m_next_question = 0;
-  std::map<std::uint64_t, PartialCheck> m_partial_checks; // by number
-  std::map<std::string, std::uint64_t> m_partial_reads;    // fsguard's read's id key -> check
-  std::uint64_t m_next_partial_check = 0;
-  std::uint64_t m_next_verify = 0;
   IdentityChecks m_identity;          // path_map: the server's reports of files
   std::uint64_t m_next_identity = 0;
   // Listings asked for calls awaiting the directories, and how many at most

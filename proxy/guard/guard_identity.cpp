@@ -16,7 +16,7 @@ std::vector<std::size_t> Guard::identity_files(const CallInFlight& call) const
   const bool changes = role == ToolRole::write || role == ToolRole::edit || role == ToolRole::move;
   // With verify: upstream fsguard decides on the server's own text; with
   // no map it sees the server's paths as its own.
-  if (!changes || m_view || m_paths.context().map.empty() || !m_paths.reads_roots()
+  if (!changes || view() || m_paths.context().map.empty() || !m_paths.reads_roots()
       || !tools().contains("get_file_info")) {
     return files;
   }

@@ -146,7 +146,7 @@ bool Guard::asks_in_answer(const Veto& veto, const PendingRequest& entry,
   // With verify: upstream fsguard could not tell, when the person allows it,
   // that the file still holds what they were shown (as asks_person()).
   return m_era.era() == Era::stateless && !entry.retry
-         && m_settings.override_mode == Override::ask && m_states.has_key() && !m_view
+         && m_settings.override_mode == Override::ask && m_states.has_key() && !view()
          && may_override(veto.code) && request_elicits(line);
 }
 
