@@ -761,7 +761,7 @@ void Guard::ask_person(OutgoingLine line, const nlohmann::json& arguments, CallI
                        const std::string& key, Verdict verdict, Outbox& out,
                        Clock::time_point now)
 {
-  const std::string id = std::string(k_own_id_prefix) + "override/" + std::to_string(++m_next_question);
+  const std::string id = m_overrides.next_id();
   PendingRequest question;
   question.from = Peer::fsguard;
   question.id = id;
@@ -790,18 +790,17 @@ void Guard::ask_person(OutgoingLine line, const nlohmann::json& arguments, CallI
   pending.asked = now;
   pending.deadline = now + m_settings.override_timeout;
   pending.question_id = id;
-  m_overrides.emplace(question_key, std::move(pending));
+  m_overrides.add(question_key, std::move(pending));
 }
 
 void Guard::settle_override(const std::string& key, const nlohmann::json* answer,
                             std::string_view no_answer, Outbox& out, Clock::time_point now)
 {
-  const auto found = m_overrides.find(key);
-  if (found == m_overrides.end()) {
+  auto taken = m_overrides.take(key);
+  if (!taken) {
     return;
   }
-  PendingOverride pending = std::move(found->second);
-  m_overrides.erase(found);
+  PendingOverride pending = std::move(*taken);
   mark_busy(pending.call, -1);
   if (m_ledger.find(Peer::upstream, pending.key) == nullptr) {
     release_held(out, now); // the call was answered already: nothing to forward or refuse
@@ -861,18 +860,14 @@ void Guard::settle_override(const std::string& key, const nlohmann::json* answer
 
 void Guard::on_client_gone(Outbox& out, Clock::time_point now)
 {
-  std::vector<std::string> keys;
-  for (const auto& [key, pending] : m_overrides) {
-    keys.push_back(key);
-  }
-  for (const auto& key : keys) {
+  for (const auto& key : m_overrides.keys()) {
     m_ledger.close(Peer::client, key);
     settle_override(key, nullptr, "the client ended the session before it answered", out, now);
   }
 }
 
-Guard::Verdict Guard::decide_change(CallInFlight& call, OutgoingLine& line,
-                                    const nlohmann::json& arguments)
+Verdict Guard::decide_change(CallInFlight& call, OutgoingLine& line,
+                             const nlohmann::json& arguments)
 {
   call.licensed_extent.assign(call.files.size(), ReadExtent::whole);
   for (std::size_t index = 0; index < call.files.size(); ++index) {
@@ -999,8 +994,8 @@ ShownChange Guard::shown_change(const CallInFlight& call, std::string_view line,
   return keeps_shown_change(*record, leaves) ? ShownChange::kept : ShownChange::not_kept;
 }
 
-Guard::Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line,
-                                   const nlohmann::json& arguments, const std::string& file,
+Verdict Guard::stale_change(CallInFlight& call, OutgoingLine& line,
+                            const nlohmann::json& arguments, const std::string& file,
                                    Veto veto)
 {
   Verdict verdict;
@@ -1263,19 +1258,15 @@ void Guard::on_client_notification(OutgoingLine line, const nlohmann::json& noti
       && !entry->call) {
     // Held: the upstream never saw it, so it needs no cancel either.
     m_queue.drop_if([&](const Queue::Held& held) { return held.payload.key == key; });
-    for (auto pending = m_overrides.begin(); pending != m_overrides.end(); ++pending) {
-      if (pending->second.key == key) { // the person need not answer any more
-        const nlohmann::json cancel = {
-          {"jsonrpc", "2.0"},
-          {"method", "notifications/cancelled"},
-          {"params", {{"requestId", pending->second.question_id}, {"reason", "the call was cancelled"}}},
-        };
-        out.to_client.push_back(cancel.dump() + "\n");
-        mark_busy(pending->second.call, -1);
-        m_ledger.close(Peer::client, pending->first);
-        m_overrides.erase(pending);
-        break;
-      }
+    if (auto pending = m_overrides.take_for_call(key)) { // the person need not answer any more
+      const nlohmann::json cancel = {
+        {"jsonrpc", "2.0"},
+        {"method", "notifications/cancelled"},
+        {"params", {{"requestId", pending->second.question_id}, {"reason", "the call was cancelled"}}},
+      };
+      out.to_client.push_back(cancel.dump() + "\n");
+      mark_busy(pending->second.call, -1);
+      m_ledger.close(Peer::client, pending->first);
     }
     m_ledger.close(Peer::upstream, key);
     release_held(out, now);
@@ -1816,17 +1807,11 @@ void Guard::refuse_overdue_session_waits(Clock::time_point now, Outbox& out)
 void Guard::tick(Clock::time_point now, Outbox& out)
 {
   expire(now, out);
-  std::vector<std::string> expired;
-  for (const auto& [key, pending] : m_overrides) {
-    if (now >= pending.deadline) {
-      expired.push_back(key);
-    }
-  }
-  for (const auto& key : expired) {
+  for (const auto& key : m_overrides.due(now)) {
     const nlohmann::json cancel = {
       {"jsonrpc", "2.0"},
       {"method", "notifications/cancelled"},
-      {"params", {{"requestId", m_overrides.at(key).question_id}, {"reason", "no answer in time"}}},
+      {"params", {{"requestId", m_overrides.find(key)->question_id}, {"reason", "no answer in time"}}},
     };
     out.to_client.push_back(cancel.dump() + "\n");
     m_ledger.close(Peer::client, key);

@@ -26,6 +26,8 @@
 #include "proxy/guard/override_state.hpp"
 #include "proxy/jsonrpc/message.hpp"
 #include "proxy/guard/outbox.hpp"
+#include "proxy/guard/override_questions.hpp"
+#include "proxy/guard/verdict.hpp"
 #include "proxy/jsonrpc/outgoing_line.hpp"
 #include "proxy/jsonrpc/plain_tool_call.hpp"
 #include "proxy/jsonrpc/protocol_era.hpp"
@@ -236,37 +238,6 @@ private:
   using Queue = CallQueue<HeldCall>;
 
   enum class Outcome { ran, held, waiting_for_directories, waiting_for_session };
-  // A version of a file fsguard showed the agent in full (a veto's complete
-  // diff over what it read whole).
-  struct ShownVersion {
-    std::string file;
-    Fingerprint fingerprint;
-    std::string text;
-  };
-  // What the check of a change found: a veto, or none; the veto a stale
-  // change would have had when fsguard carried it over instead.
-  struct Verdict {
-    std::optional<Veto> veto;
-    std::optional<ShownVersion> shown; // the veto shows the agent this version
-    std::optional<Veto> carried_over;  // rebased or merged despite this
-  };
-  // A vetoed change the person is being asked to allow (override: ask):
-  // the call as it would go upstream, its verdict, the content of its file
-  // the person was shown (allowed only if it still holds), and when the
-  // question was sent and when it expires.
-  struct PendingOverride {
-    std::string line; // owned, as a held call's
-    nlohmann::json arguments; // as parsed, minus a write's content: described again on an accept
-    CallInFlight call;
-    std::string key; // the call's, toward the upstream
-    Verdict verdict;
-    // The hash of the bytes the question was made from (the diff's, the
-    // preview's), or of the file when it showed none of its content.
-    std::optional<ContentHash> shown;
-    Clock::time_point asked{};
-    Clock::time_point deadline{};
-    nlohmann::json question_id;
-  };
   struct Attempt {
     Outcome outcome = Outcome::ran;
     std::optional<CallInFlight> call; // held: as described now
@@ -499,9 +470,8 @@ private:
   SessionEra m_era; // the session's era, and what the client's requests said of it
   std::string m_client_name; // clientInfo.name from initialize or the 2026 envelope
   bool m_client_elicits = false; // it declared form elicitation, and fsguard can ask it
-  std::map<std::string, PendingOverride> m_overrides; // by the question's id key
+  OverrideQuestions m_overrides; // override: ask: the questions to the person
   OverrideStates m_states; // the 2026 era's: the requestState of fsguard's questions
-  std::uint64_t m_next_question = 0;
   IdentityChecks m_identity;          // path_map: the server's reports of files
   std::uint64_t m_next_identity = 0;
   // Listings asked for calls awaiting the directories, and how many at most
