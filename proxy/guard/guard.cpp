@@ -140,7 +140,8 @@ Guard::Guard(Disk& disk, GuardSettings settings, HomeDirectory home, std::string
                    m_settings),
     m_disk(view() ? *view() : disk), m_settings(std::move(settings)), m_tracker(m_disk),
     m_records(m_tracker, m_disk, m_settings.kept_texts),
-    m_paths(m_disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile)
+    m_paths(m_disk, m_ledger, std::move(home), std::move(cwd), m_settings.profile),
+    m_listings(m_paths)
 {
   m_paths.set_custom_tools(m_settings.tools.has_value());
   m_paths.set_path_map(m_settings.path_map);
@@ -489,9 +490,7 @@ Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
     // The server's allowed directories are in doubt: ask it, and hold the
     // call rather than refuse a path that will resolve in a moment. (A
     // probe's answer asks again if they still are.)
-    if (!m_paths.listing_in_flight() && !m_paths.probing()) {
-      m_paths.ask_for_listing(out);
-    }
+    m_listings.ask_for_call(now, out);
     return {Outcome::waiting_for_directories, {}};
   }
   if (auto veto = confinement_veto(call)) {
@@ -539,7 +538,7 @@ Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
 bool Guard::awaits_directories(const CallInFlight& call) const
 {
   if (m_paths.context().rules != PathRules::server_filesystem
-      || m_listings_for_waiting >= k_max_listings_for_waiting) {
+      || !m_listings.calls_wait()) {
     return false;
   }
   if (changes_files(call.what.role) && m_paths.probing()) {
@@ -1656,29 +1655,22 @@ void Guard::after_listing(Outbox& out, Clock::time_point now)
     release_held(out, now); // the listing (or its last probe) completed the session
   }
   if (!m_queue.any_waits(Queue::Wait::directories)) {
-    m_listings_for_waiting = 0;
     return;
   }
   if (m_paths.probing()) {
     return; // the last probe's answer releases them
   }
-  // The server adopts new roots within milliseconds: ask again a few times
-  // before giving up on the waiting calls.
-  if (m_paths.in_doubt() && !m_paths.listing_in_flight()
-      && m_listings_for_waiting < k_max_listings_for_waiting) {
-    ++m_listings_for_waiting;
-    m_paths.ask_for_listing(out);
-    return;
+  if (m_paths.in_doubt() && m_listings.calls_wait()) {
+    return; // the next try goes on the schedule (ListingSchedule)
   }
+  // Known, or the tries are spent: awaits_directories() lets them through
+  // to a decision with what is known.
   for (auto& held : m_queue.held()) {
     if (held.wait == Queue::Wait::directories) {
       held.wait = Queue::Wait::behind_calls;
     }
   }
-  // Past the limit, awaits_directories() lets them through to a decision.
-  m_listings_for_waiting = k_max_listings_for_waiting;
   release_held(out, now);
-  m_listings_for_waiting = 0;
 }
 
 void Guard::expire(Clock::time_point now, Outbox& out)
@@ -1725,10 +1717,9 @@ void Guard::expire(Clock::time_point now, Outbox& out)
     }
   }
   if (overdue) {
-    const int saved = m_listings_for_waiting;
-    m_listings_for_waiting = k_max_listings_for_waiting;
+    m_listings.lift_waits(true);
     release_held(out, now);
-    m_listings_for_waiting = saved;
+    m_listings.lift_waits(false);
   } else if (any) {
     release_held(out, now);
   }
@@ -1820,36 +1811,9 @@ void Guard::tick(Clock::time_point now, Outbox& out)
                       + " s, so fsguard withdrew the question",
                     out, now);
   }
-  if (!m_paths.listing_in_flight() && !m_paths.probing()) {
-    m_listing_wait_since.reset();
-  } else if (!m_listing_wait_since) {
-    m_listing_wait_since = now;
-  } else if (now - *m_listing_wait_since > k_listing_timeout) {
-    out.say(LogLevel::warn, "the upstream did not answer fsguard's list_allowed_directories "
-                            "or get_file_info within 5 s; asking again");
-    m_paths.give_up_listings();
-    m_listing_wait_since.reset();
-    after_listing(out, now);
+  if (m_listings.tick(now, out)) {
+    after_listing(out, now); // a listing given up on: the calls that waited for it
   }
-  constexpr auto k_longest_pause = std::chrono::milliseconds(2000);
-  constexpr int k_most_retries = 12;
-  if (!m_paths.in_doubt()) {
-    m_next_listing.reset();
-    m_listing_pause = std::chrono::milliseconds(50);
-    m_listing_retries = 0;
-    return;
-  }
-  if (!m_next_listing) {
-    m_next_listing = now + m_listing_pause;
-    return;
-  }
-  if (now < *m_next_listing || !m_paths.wants_listing() || m_listing_retries >= k_most_retries) {
-    return;
-  }
-  m_paths.ask_for_listing(out);
-  ++m_listing_retries;
-  m_listing_pause = std::min(m_listing_pause * 2, k_longest_pause);
-  m_next_listing = now + m_listing_pause;
 }
 
 void Guard::on_upstream_answer_dropped(std::string_view tail, std::size_t length,

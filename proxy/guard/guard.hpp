@@ -23,6 +23,7 @@
 #include "proxy/guard/guard_settings.hpp"
 #include "proxy/guard/identity_checks.hpp"
 #include "proxy/guard/ledger.hpp"
+#include "proxy/guard/listing_schedule.hpp"
 #include "proxy/guard/override_state.hpp"
 #include "proxy/jsonrpc/message.hpp"
 #include "proxy/guard/outbox.hpp"
@@ -474,18 +475,9 @@ private:
   OverrideStates m_states; // the 2026 era's: the requestState of fsguard's questions
   IdentityChecks m_identity;          // path_map: the server's reports of files
   std::uint64_t m_next_identity = 0;
-  // Listings asked for calls awaiting the directories, and how many at most
-  // before those calls are decided with what is known.
-  int m_listings_for_waiting = 0;
-  // The retry of a listing while the directories are in doubt: when, and
-  // the pause after it (doubling from 50 ms to 2 s, at most 12 tries).
-  std::optional<Clock::time_point> m_next_listing;
-  std::chrono::milliseconds m_listing_pause{50};
-  int m_listing_retries = 0;
-  std::optional<Clock::time_point> m_listing_wait_since; // a listing of ours in flight
-  // How long fsguard waits for the answer to one of its listings.
-  static constexpr std::chrono::seconds k_listing_timeout{5};
-  static constexpr int k_max_listings_for_waiting = 50;
+  // When fsguard asks for the server's directories again, and how long a
+  // call waits for them.
+  ListingSchedule m_listings;
 };
 
 } // namespace fsguard
