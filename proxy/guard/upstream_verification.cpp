@@ -2,26 +2,11 @@
 
 #include <limits>
 
+#include "proxy/guard/guard_internal.hpp"
 #include "proxy/jsonrpc/content_hash.hpp"
 #include "tracker/read_response.hpp"
 
 namespace fsguard {
-
-namespace {
-
-// The first text block of a tool result, or "".
-std::string_view result_text(const nlohmann::json& response)
-{
-  const auto& content = member(member(response, "result"), "content");
-  if (!content.is_array() || content.empty()) {
-    return {};
-  }
-  const auto& text = member(content.front(), "text");
-  return text.is_string() ? std::string_view(text.get_ref<const std::string&>())
-                          : std::string_view();
-}
-
-} // namespace
 
 UpstreamVerification::UpstreamVerification(Verify verify, Disk& disk, Tracker& tracker,
                                            Ledger& ledger, BusyFiles& busy,
