@@ -1,6 +1,13 @@
-// The session's guard: the ledger of requests in flight, the order of
-// guarded calls (held behind earlier calls on the same file, decided when
-// they run), and the record of what each guarded answer showed or changed.
+// The session's guard: the dispatcher of every message by what its ledger
+// entry expects (Expectation). Each piece of the session's state has one
+// owner, which the guard holds: the call queue (CallQueue: held calls,
+// files busy), what answers showed and the records they leave
+// (AnswerRecords, over the Tracker), verification through the upstream
+// (UpstreamVerification), the person's override (OverrideQuestions), the
+// listing schedule (ListingSchedule), the identity checks (IdentityChecks)
+// and the ledger of requests. Its members that use several of them are in
+// guard.cpp (the dispatch), guard_decision.cpp, guard_answers.cpp,
+// guard_override.cpp, guard_session.cpp and guard_identity.cpp.
 // Pure: it takes messages and settings, and puts the lines to send, the log
 // lines and the audit records into an Outbox. Its only I/O is the Disk.
 #pragma once
