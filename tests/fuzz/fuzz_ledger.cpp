@@ -279,6 +279,7 @@ private:
       // The agent knows its edit applied to whatever it knew the file to
       // hold, its own pending changes included, as well as it knew that.
       const auto& edit = arguments["edits"][0];
+      m_pending_edits.push_back({id_key(id), arguments["path"], edit["oldText"], edit["newText"]});
       if (const auto known = effective.find(arguments["path"]); known != effective.end()) {
         for (const auto& [content, knowledge] : known->second) {
           if (auto edited = replaced_once(content, edit["oldText"], edit["newText"])) {
@@ -671,6 +672,9 @@ private:
       viewed(forwarded, path, !head);
       if (deliver_answer(request["id"], text(shown), &forwarded)) {
         m_agent.learn(path, *content, Knowledge{!head, !head});
+        if (!head) {
+          learn_pending_edits(path, *content);
+        }
       }
     } else if (tool == "write_file") {
       const std::string written = arguments["content"];
@@ -685,6 +689,7 @@ private:
         learn_from_note(shown, path, m_sent_contents[forwarded.key]);
       }
     } else if (tool == "edit_file") {
+      std::erase_if(m_pending_edits, [&](const PendingEdit& pending) { return pending.key == forwarded.key; });
       const auto& edit = arguments["edits"][0];
       const auto edited = content ? replace_first(*content, edit["oldText"], edit["newText"])
                                   : std::nullopt;
@@ -899,6 +904,33 @@ private:
   std::string m_reader_buffer; // the client's lines are lent from it, as from the relay's reader
   unsigned m_plain_guarded = 0;         // plain guarded calls, to parse every third one
   std::map<std::string, std::pair<std::string, std::string>> m_pending_moves; // sent, not done
+  // The agent's edits sent and not yet done, in the order it sent them.
+  struct PendingEdit {
+    std::string key;
+    std::string file;
+    std::string old_text;
+    std::string new_text;
+  };
+  std::vector<PendingEdit> m_pending_edits;
+
+  // A whole read showed the agent `content` of `file` while its own edits of
+  // it were still on their way: it knows what each of them makes of that
+  // content, in the order it sent them, as well as it knows the content
+  // (they land on it, as the guard holds them behind the read).
+  void learn_pending_edits(const std::string& file, std::string content)
+  {
+    for (const auto& pending : m_pending_edits) {
+      if (pending.file != file) {
+        continue;
+      }
+      auto edited = replaced_once(content, pending.old_text, pending.new_text);
+      if (!edited) {
+        return;
+      }
+      content = std::move(*edited);
+      m_agent.learn(file, content, Knowledge{true, true});
+    }
+  }
   std::map<std::string, int> m_sent;
   std::map<std::string, int> m_answers;
   std::set<std::string> m_cancelled_now;  // forwarded, cancelled, not yet answered
