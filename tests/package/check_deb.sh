@@ -21,10 +21,10 @@ for expected in ./usr/bin/fsguard ./usr/share/man/man1/fsguard.1 \
   grep -qx -- "$expected" <<<"$contents" || { echo "missing from the package: $expected" >&2; exit 1; }
 done
 # Every document the man page's SEE ALSO names is installed where it says.
-see_also=$(sed -n '/^\.SH SEE ALSO/,/^\.SH/p' "$(dirname "$0")/../../proxy/fsguard.1" |
+see_also=$(sed -n '/^\.SH SEE ALSO/,/^\.SH/p' "$(dirname "$0")/../../proxy/app/fsguard.1" |
   grep -o '\\fI[A-Za-z/]*\.md\\fR' | sed 's/^\\fI//;s/\\fR$//' | sort -u)
 [[ -n "$see_also" ]] || { echo "the man page's SEE ALSO names no document" >&2; exit 1; }
-grep -q '/usr/share/doc/fsguard/' "$(dirname "$0")/../../proxy/fsguard.1" ||
+grep -q '/usr/share/doc/fsguard/' "$(dirname "$0")/../../proxy/app/fsguard.1" ||
   { echo "the man page does not say where the docs are installed" >&2; exit 1; }
 for doc in $see_also; do
   grep -qx -- "./usr/share/doc/fsguard/$doc" <<<"$contents" ||
