@@ -8,7 +8,7 @@
 
 namespace fsguard {
 
-// 32 random bytes from OpenSSL's generator (seeded by the kernel); "" if it
+// 32 random bytes from the kernel (getrandom(2)); "" if it
 // has none to give, and fsguard then does not ask the person in the 2026
 // era.
 std::string request_state_key();
