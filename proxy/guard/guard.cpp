@@ -181,7 +181,8 @@ void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
     return;
   }
   PendingRequest entry;
-  if (method == "tools/call" && take_retry(line, request, entry.retry, out, now) == RetryTake::refused) {
+  if (method == "tools/call"
+      && take_retry(line, request, content, entry.retry, out, now) == RetryTake::refused) {
     return; // a requestState claiming to be fsguard's that is not good
   }
   entry.from = Peer::client;
@@ -190,6 +191,7 @@ void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
   std::optional<GuardedCall> what; // described once, for its first attempt too
   const std::string* guarded_name = nullptr;
   const std::optional<ClientFacts> facts = client_facts(request); // the 2026 era's envelope
+  entry.envelope_elicits = facts && facts->era == Era::stateless && facts->elicits;
   const nlohmann::json* arguments = &null_value();
   if (method == "initialize") {
     entry.expect = Expectation::initialize;
@@ -314,11 +316,10 @@ bool Guard::take_plain_call(OutgoingLine& line, const PlainCall& call,
   if (opened == nullptr) {
     return false; // a reused id: on_client_request() answers it
   }
-  const bool opens_session = learn_client(
-    call.scanned.envelope.empty()
-      ? std::nullopt
-      : envelope_facts_of_raw(call.scanned.envelope),
-    "tools/call");
+  const std::optional<ClientFacts> facts =
+    call.scanned.envelope.empty() ? std::nullopt : envelope_facts_of_raw(call.scanned.envelope);
+  opened->envelope_elicits = facts && facts->era == Era::stateless && facts->elicits;
+  const bool opens_session = learn_client(facts, "tools/call");
   if (call.tool == nullptr) {
     out.to_upstream.push_back(std::move(line));
   } else {
@@ -534,12 +535,12 @@ void Guard::start(OutgoingLine line, const nlohmann::json& arguments,
         ask_person(std::move(line), arguments, std::move(call), key, std::move(verdict), out, now);
         return;
       }
-      if (asks_in_answer(*veto, entry, line.text())) {
+      if (asks_in_answer(*veto, entry)) {
         audit(call, "ask", veto, latency_us, out);
-        ask_in_answer(call, key, verdict, line.text(), out, now);
+        ask_in_answer(call, arguments, key, verdict, out, now);
         return;
       }
-      note_override_outcome(*verdict.veto, entry, line.text());
+      note_override_outcome(*verdict.veto, entry);
       veto_change(call, key, verdict, latency_us, out, now);
       return;
     }

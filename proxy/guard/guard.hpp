@@ -407,13 +407,14 @@ private:
     refused, // a state claiming to be fsguard's that is not good: answered in `out`
     taken,   // `retry` holds the grant and the person's answer
   };
-  // Takes the client's tools/call `request` (parsed; raw `line`) at `now`
-  // when it carries fsguard's own requestState, or the server's after a
-  // change the person allowed: checks it, and strips fsguard's own
-  // requestState and inputResponses member from `line`.
+  // Takes the client's tools/call `request` (parsed; raw `line`; the
+  // `content` the reader took out of it) at `now` when it carries
+  // fsguard's own requestState, or the server's after a change the person
+  // allowed: checks it, and strips fsguard's own requestState and
+  // inputResponses member from `line`.
   RetryTake take_retry(OutgoingLine& line, const nlohmann::json& request,
-                       std::unique_ptr<OverrideRetry>& retry, Outbox& out,
-                       Clock::time_point now);
+                       const ContentArgument& content, std::unique_ptr<OverrideRetry>& retry,
+                       Outbox& out, Clock::time_point now);
   // Decides the change `owned` (raw `line`, key `key`) whose ledger
   // `entry` carries a retry, by the person's answer: allowed over what they
   // were shown, it is decided again as ChangePath::accepted_override and
@@ -429,18 +430,19 @@ private:
   // the same, with the refusal the person was asked about, as the 2025
   // era's answer settles the vetoed call.
   static void keep_refused(Verdict& verdict, const PendingRequest& entry);
-  // Whether to answer the vetoed change of ledger `entry` (raw request
-  // `line`) with fsguard's own question, in the 2026 era.
-  bool asks_in_answer(const Veto& veto, const PendingRequest& entry, std::string_view line) const;
-  // Answers the change `call` (raw request `line`, key `key`), refused with
-  // `verdict`, with resultType input_required: fsguard's question and a
-  // requestState binding it.
-  void ask_in_answer(const CallInFlight& call, const std::string& key, Verdict& verdict,
-                     std::string_view line, Outbox& out, Clock::time_point now);
-  // In the 2026 era, what the veto of the change of `entry` (raw request
-  // `line`) says of the person: their answer to a retry, or that the
-  // request did not declare elicitation.
-  void note_override_outcome(Veto& veto, const PendingRequest& entry, std::string_view line) const;
+  // Whether to answer the vetoed change of ledger `entry` with fsguard's
+  // own question, in the 2026 era.
+  bool asks_in_answer(const Veto& veto, const PendingRequest& entry) const;
+  // Answers the change `call` (its `arguments` as parsed, key `key`),
+  // refused with `verdict`, with resultType input_required: fsguard's
+  // question and a requestState binding it.
+  void ask_in_answer(const CallInFlight& call, const nlohmann::json& arguments,
+                     const std::string& key, Verdict& verdict, Outbox& out,
+                     Clock::time_point now);
+  // In the 2026 era, what the veto of the change of `entry` says of the
+  // person: their answer to a retry, or that the request did not declare
+  // elicitation.
+  void note_override_outcome(Veto& veto, const PendingRequest& entry) const;
   // The hash of what a question about `veto` shows the person of its file,
   // and its `preview` for a not_read; nothing if the file cannot be read.
   std::optional<ContentHash> question_shown(const Veto& veto, std::optional<FilePreview>& preview);

@@ -20,24 +20,10 @@ std::int64_t nanoseconds_of(std::chrono::steady_clock::time_point when)
   return std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
 }
 
-// The arguments of the tools/call `line`, as the digest a state binds them by.
-std::string digest_of_line(std::string_view line)
-{
-  const auto request = nlohmann::json::parse(line, nullptr, false);
-  return arguments_digest(member(member(request, "params"), "arguments"));
-}
-
-// Whether the client's request `line` declares form elicitation in its
-// 2026-era envelope.
-bool request_elicits(std::string_view line)
-{
-  const auto facts = client_facts(nlohmann::json::parse(line, nullptr, false));
-  return facts && facts->era == Era::stateless && facts->elicits;
-}
-
 } // namespace
 
 Guard::RetryTake Guard::take_retry(OutgoingLine& line, const nlohmann::json& request,
+                                   const ContentArgument& content,
                                    std::unique_ptr<OverrideRetry>& retry, Outbox& out,
                                    Clock::time_point now)
 {
@@ -50,7 +36,8 @@ Guard::RetryTake Guard::take_retry(OutgoingLine& line, const nlohmann::json& req
   if (!own && m_states.carries_nothing()) {
     return RetryTake::none; // the server's own state, and no change of it the person allowed
   }
-  const std::string digest = digest_of_line(line.text());
+  const std::string digest =
+    arguments_digest(member(member(request, "params"), "arguments"), content.hash);
   const std::int64_t now_ns = nanoseconds_of(now);
   if (!own) {
     auto carried = m_states.take_carried(*state, *tool, digest, now_ns);
@@ -140,18 +127,16 @@ void Guard::keep_refused(Verdict& verdict, const PendingRequest& entry)
   verdict = Verdict{std::move(asked), {}, {}};
 }
 
-bool Guard::asks_in_answer(const Veto& veto, const PendingRequest& entry,
-                           std::string_view line) const
+bool Guard::asks_in_answer(const Veto& veto, const PendingRequest& entry) const
 {
   // With verify: upstream fsguard could not tell, when the person allows it,
   // that the file still holds what they were shown (as asks_person()).
   return m_era.era() == Era::stateless && !entry.retry
          && m_settings.override_mode == Override::ask && m_states.has_key() && !view()
-         && may_override(veto.code) && request_elicits(line);
+         && may_override(veto.code) && entry.envelope_elicits;
 }
 
-void Guard::note_override_outcome(Veto& veto, const PendingRequest& entry,
-                                  std::string_view line) const
+void Guard::note_override_outcome(Veto& veto, const PendingRequest& entry) const
 {
   if (m_era.era() != Era::stateless || !veto.override_outcome.empty()) {
     return;
@@ -159,13 +144,14 @@ void Guard::note_override_outcome(Veto& veto, const PendingRequest& entry,
   if (entry.retry) {
     veto.override_outcome = entry.retry->outcome; // what the person's answer was
   } else if (m_settings.override_mode == Override::ask && may_override(veto.code)
-             && !request_elicits(line)) {
+             && !entry.envelope_elicits) {
     veto.override_outcome = undeclared_elicitation_outcome();
   }
 }
 
-void Guard::ask_in_answer(const CallInFlight& call, const std::string& key, Verdict& verdict,
-                          std::string_view line, Outbox& out, Clock::time_point now)
+void Guard::ask_in_answer(const CallInFlight& call, const nlohmann::json& arguments,
+                          const std::string& key, Verdict& verdict, Outbox& out,
+                          Clock::time_point now)
 {
   std::optional<FilePreview> preview;
   const auto shown = question_shown(*verdict.veto, preview);
@@ -175,7 +161,7 @@ void Guard::ask_in_answer(const CallInFlight& call, const std::string& key, Verd
   }
   OverrideGrant grant;
   grant.tool = call.what.tool;
-  grant.arguments_digest = digest_of_line(line);
+  grant.arguments_digest = arguments_digest(arguments, call.expected);
   grant.file = verdict.veto->path;
   grant.shown = *shown;
   grant.code = verdict.veto->code;

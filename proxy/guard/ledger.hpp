@@ -51,6 +51,9 @@ struct PendingRequest {
   // into the entry, and out of it, as a pointer
   std::unique_ptr<CallInFlight> call;
   bool cancelled = false;              // the client cancelled it
+  // A client request of the 2026 era whose own envelope declares form
+  // elicitation (fsguard may ask the person in its answer).
+  bool envelope_elicits = false;
   // guarded_call: the retry of a call that answers fsguard's own question
   // to the person in the 2026 era (or the server's, after the person
   // allowed the change); null for any other call

@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "proxy/jsonrpc/content_hash.hpp"
 #include "proxy/jsonrpc/message.hpp"
 
 namespace fsguard {
@@ -92,10 +93,24 @@ std::optional<OverrideGrant> grant_of(std::string_view payload)
 
 } // namespace
 
-std::string arguments_digest(const nlohmann::json& arguments)
+std::string arguments_digest(const nlohmann::json& arguments,
+                             const std::optional<ContentHash>& content)
 {
-  const std::string text =
-    arguments.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  nlohmann::json rest = nlohmann::json::object();
+  std::optional<ContentHash> content_hash = content;
+  if (arguments.is_object()) {
+    for (const auto& [name, value] : arguments.items()) {
+      if (name != "content") {
+        rest[name] = value;
+      } else if (!content_hash && value.is_string()) {
+        content_hash = hash_bytes(value.get_ref<const std::string&>());
+      }
+    }
+  } else {
+    rest = arguments;
+  }
+  const std::string text = rest.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                           + "\ncontent " + (content_hash ? to_hex(*content_hash) : "none");
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int size = 0;
   if (EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {

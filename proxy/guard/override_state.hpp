@@ -31,7 +31,7 @@ inline constexpr std::string_view k_own_state_prefix = "fsguard/1.";
 // held when they were shown it, the refusal they may lift, and when.
 struct OverrideGrant {
   std::string tool;
-  std::string arguments_digest; // arguments_digest() of the call's arguments
+  std::string arguments_digest; // arguments_digest() of the call's arguments and content
   std::string file;             // fsguard's canonical path of the file asked about
   ContentHash shown{};          // the hash of what the person was shown of it
   VetoCode code = VetoCode::not_read; // the refusal the person was asked to lift
@@ -48,9 +48,12 @@ enum class StateProblem {
   used,       // answered once already (a replay), or withdrawn
 };
 
-// The SHA-256 (hex) of `arguments` as JSON (its members in key order), to
-// bind a state to the call's arguments; "" if they cannot be written.
-std::string arguments_digest(const nlohmann::json& arguments);
+// The SHA-256 (hex) of a call's `arguments` as JSON (its members in key
+// order), to bind a state to them: a write's content by its hash,
+// `content` (the reader's, which may have taken it out of the tree; if
+// none, the tree's own content is hashed). "" if they cannot be written.
+std::string arguments_digest(const nlohmann::json& arguments,
+                             const std::optional<ContentHash>& content = std::nullopt);
 
 // The states fsguard issued and not yet taken back: issue() makes one,
 // redeem() checks and uses it up.
