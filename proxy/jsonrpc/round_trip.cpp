@@ -12,6 +12,19 @@ std::string dumped_line(const nlohmann::ordered_json& request)
   return request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+// Parses the request `line` into `request`, with its members in their
+// order, to be written again changed; returns its params object, or null
+// when either is not an object.
+nlohmann::ordered_json* params_to_rewrite(std::string_view line, nlohmann::ordered_json& request)
+{
+  request = nlohmann::ordered_json::parse(line, nullptr, false);
+  if (!request.is_object()) {
+    return nullptr;
+  }
+  const auto params = request.find("params");
+  return params == request.end() || !params->is_object() ? nullptr : &*params;
+}
+
 } // namespace
 
 std::optional<std::string> without_tasks_extension(std::string_view line)
@@ -20,12 +33,9 @@ std::optional<std::string> without_tasks_extension(std::string_view line)
   if (line.find(k_tasks_extension) == std::string_view::npos) {
     return std::nullopt;
   }
-  auto request = nlohmann::ordered_json::parse(line, nullptr, false);
-  if (!request.is_object()) {
-    return std::nullopt;
-  }
-  const auto params = request.find("params");
-  if (params == request.end() || !params->is_object()) {
+  nlohmann::ordered_json request;
+  nlohmann::ordered_json* const params = params_to_rewrite(line, request);
+  if (params == nullptr) {
     return std::nullopt;
   }
   const auto meta = params->find("_meta");
@@ -61,12 +71,9 @@ const nlohmann::json* input_response_of(const nlohmann::json& request, std::stri
 
 std::optional<std::string> without_own_input(std::string_view line, std::string_view key)
 {
-  auto request = nlohmann::ordered_json::parse(line, nullptr, false);
-  if (!request.is_object()) {
-    return std::nullopt;
-  }
-  const auto params = request.find("params");
-  if (params == request.end() || !params->is_object()) {
+  nlohmann::ordered_json request;
+  nlohmann::ordered_json* const params = params_to_rewrite(line, request);
+  if (params == nullptr) {
     return std::nullopt;
   }
   params->erase("requestState");
