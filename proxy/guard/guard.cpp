@@ -181,7 +181,9 @@ void Guard::on_client_request(OutgoingLine line, const nlohmann::json& request,
     return;
   }
   PendingRequest entry;
-  if (method == "tools/call"
+  // A retry under an id still pending is refused below for the id, before
+  // its requestState is checked: the person's answer stays good.
+  if (method == "tools/call" && m_ledger.find(Peer::upstream, key) == nullptr
       && take_retry(line, request, content, entry.retry, out, now) == RetryTake::refused) {
     return; // a requestState claiming to be fsguard's that is not good
   }

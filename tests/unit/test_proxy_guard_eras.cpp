@@ -585,6 +585,20 @@ TEST_SUITE("guard in the 2026 era: the person's override")
     CHECK(session.disk.read("/ws/a.txt").value() == "the person's own\n");
   }
 
+  TEST_CASE("a retry under an id still pending is refused without using up the person's answer")
+  {
+    AskingSession session;
+    const std::string state = session.blind_write(2);
+    session.call(5, "read_text_file", {{"path", "/ws/other.txt"}}); // left unanswered
+    session.retry(5, k_allow, state);
+    CHECK_FALSE(session.sent("tools/call", "write_file").is_object());
+    CHECK(session.answered(5)["error"]["message"].get<std::string>().find("still pending")
+          != std::string::npos);
+    // The same answer under a new id is still good.
+    session.retry(6, k_allow, state, std::chrono::milliseconds(0));
+    CHECK(session.sent("tools/call", "write_file").is_object());
+  }
+
   TEST_CASE("a file that changed after the question is not written over on the person's accept")
   {
     AskingSession session;
