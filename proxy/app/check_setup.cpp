@@ -143,7 +143,8 @@ Task<std::optional<std::string>> entries_difference(Conversation& upstream,
 // when fsguard cannot see it, and `proven` false when fsguard sees it but
 // not all of it as the server does.
 Task<std::string> check_directory(Conversation& upstream, const std::string& directory,
-                                  const PathMap& map, bool& seen, bool& proven)
+                                  const PathMap& map, bool checks_each_change, bool& seen,
+                                  bool& proven)
 {
   const auto local = map.to_local(lexically_normal(directory));
   if (!local) {
@@ -186,15 +187,29 @@ Task<std::string> check_directory(Conversation& upstream, const std::string& dir
   }
   if (count == 0) {
     co_return "  " + where + ": visible, empty on both sides (fsguard cannot compare entries"
-           + (*local == directory ? std::string(")")
-                                  : std::string("; it asks the server about each file before "
-                                                "a change)"));
+           + (checks_each_change ? std::string("; it asks the server about each file before "
+                                               "a change)")
+                                 : std::string(")"));
   }
   co_return "  " + where + ": visible, the same directory (the same entries, in it and its "
          "subdirectories)";
 }
 
-Task<int> run_check(Upstream& upstream, const Config& config)
+// Why fsguard will ask the server about each file before a change, in
+// this setup; "" if it will not (see Guard::why_check_each_change).
+std::string why_check_each_change(const Config& config, const std::optional<std::string>& elsewhere)
+{
+  if (config.identity_check == IdentityCheck::every_change) {
+    return "identity_check is \"every_change\"";
+  }
+  if (!config.path_map.empty()) {
+    return "path_map maps the server's paths to fsguard's";
+  }
+  return elsewhere.value_or("");
+}
+
+Task<int> run_check(Upstream& upstream, const Config& config,
+                    const std::vector<std::string>& command)
 {
   Conversation conversation(upstream);
   nlohmann::json hello = {{"protocolVersion", "2025-06-18"},
@@ -228,29 +243,53 @@ Task<int> run_check(Upstream& upstream, const Config& config)
     }
     co_return 0;
   }
+  // The server's processes run by now.
+  const std::string why_each = why_check_each_change(config, upstream_runs_elsewhere(upstream, command));
+  const bool checks_each_change = !why_each.empty();
   std::printf("the upstream's allowed directories, as fsguard sees them:\n");
   int unseen = 0;
   int unproven = 0;
   for (const auto& directory : *directories) {
     bool seen = true;
     bool proven = true;
-    std::printf("%s\n", (co_await check_directory(conversation, directory, config.path_map, seen,
-                                                   proven))
+    std::printf("%s\n", (co_await check_directory(conversation, directory, config.path_map,
+                                                   checks_each_change, seen, proven))
                           .c_str());
     unseen += seen ? 0 : 1;
     unproven += seen && !proven ? 1 : 0;
   }
   if (unseen == 0 && unproven > 0) {
-    std::printf("fsguard sees the directories, but not every file below %d of %zu of them as the "
-                "server does: it cannot prove those files are the server's, so with path_map it "
-                "asks the server about each file before a change and refuses those that differ. "
-                "Map such a mount with its own path_map entry, or set \"verify\": \"upstream\" "
-                "to read the files through the server.\n",
-                unproven, directories->size());
+    if (checks_each_change) {
+      std::printf("fsguard sees the directories, but not every file below %d of %zu of them as "
+                  "the server does: it cannot prove those files are the server's, so it asks the "
+                  "server about each file before a change (as %s) and refuses those that differ. "
+                  "Map such a mount with its own path_map entry, or set \"verify\": \"upstream\" "
+                  "to read the files through the server.\n",
+                  unproven, directories->size(), why_each.c_str());
+    } else {
+      std::printf("fsguard sees the directories, but not every file below %d of %zu of them as "
+                  "the server does, and nothing in this setup tells it the server runs elsewhere: "
+                  "it does not prove each file, so a write to one of those would not be guarded. "
+                  "Set \"identity_check\": \"every_change\" (fsguard then asks the server about "
+                  "each file before a change and refuses those that differ), map such a mount "
+                  "with its own path_map entry, or set \"verify\": \"upstream\".\n",
+                  unproven, directories->size());
+    }
     co_return 1;
   }
+  if (unseen == 0 && checks_each_change) {
+    std::printf("fsguard sees every directory, and asks the server about each file before a "
+                "change (as %s), refusing those that are not fsguard's: it guards writes to "
+                "them.\n",
+                why_each.c_str());
+    co_return 0;
+  }
   if (unseen == 0) {
-    std::printf("fsguard sees every directory: it guards writes to them.\n");
+    std::printf("fsguard sees every directory, and the server runs in fsguard's own view of the "
+                "files (its command and processes share fsguard's mount namespace and root, and "
+                "none is a container runtime, sandbox or remote shell fsguard knows): it guards "
+                "writes to them. If a wrapper runs the server elsewhere, set \"identity_check\": "
+                "\"every_change\".\n");
     co_return 0;
   }
   std::printf("fsguard cannot see %d of %zu directories and refuses every write below them. The "
@@ -283,7 +322,7 @@ int check_setup(const Config& config, const std::vector<std::string>& command, L
     }
   }, asio::detached);
   std::optional<int> status;
-  asio::co_spawn(context, run_check(upstream, config), [&](std::exception_ptr failure, int result) {
+  asio::co_spawn(context, run_check(upstream, config, command), [&](std::exception_ptr failure, int result) {
     if (failure) {
       log.error("the upstream stopped answering before the check was done");
       status = 1;

@@ -135,7 +135,7 @@ std::string describe_json_error(std::string_view text)
 // The keys parse_config() takes, for the suggestion after an unknown one.
 constexpr std::array k_config_keys = {
   "$schema", "audit_log", "call_timeout_s", "client_result_limits", "confine_to",
-  "diff_max_bytes", "diff_max_lines", "kept_text_file_bytes", "kept_text_total_bytes",
+  "diff_max_bytes", "diff_max_lines", "identity_check", "kept_text_file_bytes", "kept_text_total_bytes",
   "log_level", "max_line_bytes", "mode", "override", "override_timeout_s",
   "partial_read_allows_write", "path_map", "profile", "read_ttl_s", "shared_ledger",
   "stale_edit", "stale_write", "state_file", "tools", "verify",
@@ -297,6 +297,11 @@ Result<Config, std::string> parse_config(std::string_view text, std::string_view
       const auto mode = value.is_string() ? parse_override(value.get<std::string>()) : std::nullopt;
       if (!mode) return where + ": \"override\" must be \"never\" or \"ask\"";
       config.override_mode = *mode;
+    } else if (key == "identity_check") {
+      const auto check =
+        value.is_string() ? parse_identity_check(value.get<std::string>()) : std::nullopt;
+      if (!check) return where + ": \"identity_check\" must be \"auto\" or \"every_change\"";
+      config.identity_check = *check;
     } else if (key == "verify") {
       const auto verify = value.is_string() ? parse_verify(value.get<std::string>()) : std::nullopt;
       if (!verify) return where + ": \"verify\" must be \"local\" or \"upstream\"";
@@ -458,6 +463,7 @@ GuardSettings guard_settings(const Config& config)
   settings.path_map = config.path_map;
   settings.override_mode = config.override_mode;
   settings.verify = config.verify;
+  settings.identity_check = config.identity_check;
   settings.override_timeout = config.override_timeout;
   settings.read_ttl = config.read_ttl;
   settings.call_timeout = config.call_timeout;
@@ -509,6 +515,7 @@ std::string describe_config(const Config& config)
     {"stale_write", to_string(config.stale_write)},
     {"override", to_string(config.override_mode)},
     {"verify", to_string(config.verify)},
+    {"identity_check", to_string(config.identity_check)},
     {"override_timeout_s", config.override_timeout.count()},
     {"read_ttl_s", config.read_ttl.count()},
     {"kept_text_file_bytes", config.kept_texts.file_bytes},

@@ -46,6 +46,7 @@ struct Config {
   StaleWrite stale_write = StaleWrite::veto;
   Override override_mode = Override::never;
   Verify verify = Verify::local; // fixed at start: a reload keeps it
+  IdentityCheck identity_check = IdentityCheck::automatic;
   std::chrono::seconds override_timeout = k_default_override_timeout;
   std::chrono::seconds read_ttl{0}; // 0: reads never expire
   KeptTextBudget kept_texts; // the texts the agent saw whole, kept for diffs

@@ -113,6 +113,8 @@ public:
   // The next moment: a call sent, or an answer shown, orders after every
   // earlier one.
   std::uint64_t next_moment() { return ++m_moment; }
+  // The last moment given out.
+  std::uint64_t moment() const { return m_moment; }
 
   // Records the changes whose answers have just been forwarded (the file's
   // fingerprint after each), hashes the files of reads whose responses have

@@ -443,12 +443,13 @@ Guard::Attempt Guard::try_run(OutgoingLine& line, const nlohmann::json& id,
   if (m_verification.awaits_upstream(call, tools(), m_era.own_envelope(), out, now)) {
     return {Outcome::held, std::move(call)}; // later calls on its files wait behind it
   }
-  if (awaits_identity(call, out, now)) {
+  IdentityVerdict identity = prove_identity(call, out, now);
+  if (identity.waits) {
     return {Outcome::held, std::move(call)}; // the server's report of its files first
   }
-  if (auto veto = identity_veto(call)) {
-    refuse(call, key, *veto, out);
-    audit(call, "veto", veto, 0, out);
+  if (identity.veto) {
+    refuse(call, key, *identity.veto, out);
+    audit(call, "veto", identity.veto, 0, out);
     return {Outcome::ran, {}};
   }
   if (call.expected && content.text) {

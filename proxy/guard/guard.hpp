@@ -68,6 +68,10 @@ public:
   // era (override: ask), `key`: random bytes the process made at start.
   // Without it the guard does not ask the person in that era.
   void set_request_state_key(std::string key) { m_states.set_key(std::move(key)); }
+  // The upstream runs where its paths may name other files than fsguard's,
+  // for the reason `why` (proxy/process/process_group.hpp): with
+  // identity_check "auto", each change's files are then asked of the server.
+  void set_server_elsewhere(std::string why) { m_paths.set_elsewhere(std::move(why)); }
 
   // Whether audit records are wanted in the Outbox.
   void set_auditing(bool auditing) { m_auditing = auditing; }
@@ -299,15 +303,27 @@ private:
   // Takes the upstream's answer `line` to fsguard's read `key`.
   void on_verify_answer(const std::string& key, const UpstreamRead& read, Outbox& out,
                         Clock::time_point now);
-  // With path_map: the files whose identity a change by `call` is decided
-  // on (proxy/guard/guard_identity.cpp), each asked of the server before it goes.
+  // Why each change's files are asked of the server before it goes
+  // (proxy/guard/guard_identity.cpp); "" when fsguard's paths are the server's.
+  std::string why_check_each_change() const;
+  // Whether the server has a get_file_info whose answer fsguard reads.
+  bool reads_file_info() const;
+  // The files of `call` whose identity it is decided on: those of a change,
+  // when why_check_each_change() says so.
   std::vector<std::size_t> identity_files(const CallInFlight& call) const;
-  // Asks the server's get_file_info of those files not yet reported. True
-  // while it must wait.
-  bool awaits_identity(const CallInFlight& call, Outbox& out, Clock::time_point now);
-  // A not_visible veto when the server's report of one of them shows another
-  // file than fsguard's own stat; the reports are used up.
-  std::optional<Veto> identity_veto(const CallInFlight& call);
+  // Asks the server's get_file_info of its path `raw` of `file`.
+  void ask_identity(const std::string& file, const std::string& raw, Outbox& out,
+                    Clock::time_point now);
+  struct IdentityVerdict {
+    bool waits = false;       // a question about a file is open: decide on its answer
+    std::optional<Veto> veto; // a file is not proven the server's
+  };
+  // Whether the server's reports prove each of those files is fsguard's:
+  // asks about those not reported since the call was sent (again about a
+  // file that changed on fsguard's side while it asked), or refuses when
+  // a report shows another file than fsguard's stat (not_visible), or the
+  // server cannot be asked; the reports are used up.
+  IdentityVerdict prove_identity(const CallInFlight& call, Outbox& out, Clock::time_point now);
   // Takes the upstream's `report` for fsguard's get_file_info `key`.
   void on_identity_answer(const std::string& key, ServerFileReport report, Outbox& out,
                           Clock::time_point now);
@@ -482,8 +498,7 @@ private:
   bool m_client_elicits = false; // it declared form elicitation, and fsguard can ask it
   OverrideQuestions m_overrides; // override: ask: the questions to the person
   OverrideStates m_states; // the 2026 era's: the requestState of fsguard's questions
-  IdentityChecks m_identity;          // path_map: the server's reports of files
-  std::uint64_t m_next_identity = 0;
+  IdentityChecks m_identity;          // the server's reports of files before changes
   // When fsguard asks for the server's directories again, and how long a
   // call waits for them.
   ListingSchedule m_listings;

@@ -121,6 +121,11 @@ ChangeDecision Guard::decide_accepted(const CallInFlight& call, std::string_view
                                       VetoCode accepted)
 {
   m_records.settle(m_client_name);
+  // The person lifts one refusal, not the confinement: confine_to may have
+  // been narrowed (a reload) while they decided.
+  if (auto veto = confinement_veto(call)) {
+    return ChangeDecision{ChangeOutcome::veto, std::move(veto)};
+  }
   for (std::size_t index = 0; index < call.files.size(); ++index) {
     const auto& file = call.files[index];
     const ChangePath path = change_path(call, index);

@@ -1,7 +1,9 @@
 // The guard's per-change proof of identity (see proxy/guard/identity_checks.hpp):
-// where the server sees its files through path_map, a change waits for the
-// server's get_file_info of each of its paths, and is refused when that
-// shows another file than fsguard's own stat.
+// where the server may see other files under its paths (path_map; an
+// upstream in a container, a sandbox, another mount namespace, over ssh;
+// or identity_check "every_change"), a change waits for the server's
+// get_file_info of each of its paths, and is refused when that shows
+// another file than fsguard's own stat.
 #include "proxy/guard/guard.hpp"
 
 #include "proxy/guard/identity_checks.hpp"
@@ -9,80 +11,156 @@
 
 namespace fsguard {
 
+namespace {
+
+// fsguard's stat of `file`, if it has one.
+std::optional<FileStat> local_stat(Disk& disk, const std::string& file)
+{
+  auto found = disk.stat(file);
+  return found ? std::optional<FileStat>(*found) : std::nullopt;
+}
+
+// The server's directory above its path `raw`, as a not_visible veto names it.
+std::string directory_of(const std::string& raw)
+{
+  const auto slash = raw.find_last_of('/');
+  return slash == std::string::npos || slash == 0 ? raw : raw.substr(0, slash);
+}
+
+} // namespace
+
+std::string Guard::why_check_each_change() const
+{
+  if (view()) {
+    return ""; // verify: upstream decides on the server's own text
+  }
+  if (m_settings.identity_check == IdentityCheck::every_change) {
+    return "identity_check is \"every_change\"";
+  }
+  if (!m_paths.context().map.empty()) {
+    return "path_map maps the server's paths to fsguard's";
+  }
+  return m_paths.elsewhere();
+}
+
+bool Guard::reads_file_info() const
+{
+  // The profiles whose get_file_info text tracker/file_identity reads.
+  return tools().contains("get_file_info") && m_paths.reads_roots();
+}
+
 std::vector<std::size_t> Guard::identity_files(const CallInFlight& call) const
 {
   std::vector<std::size_t> files;
   const ToolRole role = call.what.role;
   const bool changes = role == ToolRole::write || role == ToolRole::edit || role == ToolRole::move;
-  // With verify: upstream fsguard decides on the server's own text; with
-  // no map it sees the server's paths as its own.
-  if (!changes || view() || m_paths.context().map.empty() || !m_paths.reads_roots()
-      || !tools().contains("get_file_info")) {
+  if (!changes || why_check_each_change().empty()) {
     return files;
   }
   for (std::size_t index = 0; index < call.files.size(); ++index) {
-    if (call.files[index] && call.what.paths[index].raw) {
+    // Below a directory fsguard cannot see, the change is refused anyway,
+    // naming the directory.
+    if (call.files[index] && call.what.paths[index].raw && !unseen_veto(*call.files[index])) {
       files.push_back(index);
     }
   }
   return files;
 }
 
-bool Guard::awaits_identity(const CallInFlight& call, Outbox& out, Clock::time_point now)
+void Guard::ask_identity(const std::string& file, const std::string& raw, Outbox& out,
+                         Clock::time_point now)
 {
-  bool waits = false;
-  for (const std::size_t index : identity_files(call)) {
-    const std::string& file = *call.files[index];
-    if (m_identity.known(file) != nullptr) {
-      continue;
-    }
-    waits = true;
-    if (m_identity.asking(file)) {
-      continue;
-    }
-    PendingRequest request;
-    request.from = Peer::fsguard;
-    request.id =
-      std::string(k_own_id_prefix) + "file-identity/" + std::to_string(++m_next_identity);
-    request.method = "tools/call";
-    request.expect = Expectation::own_identity;
-    const std::string key = id_key(request.id);
-    out.to_upstream.push_back(
-      identity_request(request.id.get<std::string>(), *call.what.paths[index].raw,
-                       m_era.own_envelope()));
-    m_ledger.open(key, std::move(request)); // the number never repeats
-    m_identity.asked(file, key, now);
-  }
-  return waits;
+  PendingRequest request;
+  request.from = Peer::fsguard;
+  request.id = m_identity.next_id(std::string(k_own_id_prefix) + "file-identity/");
+  request.method = "tools/call";
+  request.expect = Expectation::own_identity;
+  const std::string key = id_key(request.id);
+  out.to_upstream.push_back(
+    identity_request(request.id.get<std::string>(), raw, m_era.own_envelope()));
+  m_ledger.open(key, std::move(request)); // the number never repeats
+  m_identity.asked(file, key, now, m_records.moment(), local_stat(m_disk, file));
 }
 
-std::optional<Veto> Guard::identity_veto(const CallInFlight& call)
+Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& out,
+                                             Clock::time_point now)
 {
-  std::optional<Veto> veto;
-  for (const std::size_t index : identity_files(call)) {
+  IdentityVerdict verdict;
+  const std::vector<std::size_t> files = identity_files(call);
+  if (files.empty()) {
+    return verdict;
+  }
+  if (!reads_file_info()) {
+    const std::string& raw = *call.what.paths[files.front()].raw;
+    Veto veto;
+    veto.code = VetoCode::not_visible;
+    veto.path = *call.files[files.front()];
+    veto.reason = directory_of(raw);
+    veto.cause = "fsguard must ask the server about " + raw + " before a change, as "
+                 + why_check_each_change() + ", but the server has no get_file_info whose "
+                 "answer fsguard reads, so fsguard cannot prove its file is the server's; "
+                 "\"verify\": \"upstream\" reads the file through the server instead";
+    verdict.veto = std::move(veto);
+    return verdict;
+  }
+  // Every file asked about first: the questions go out together.
+  for (const std::size_t index : files) {
     const std::string& file = *call.files[index];
-    const ServerFileReport* report = m_identity.known(file);
-    if (report == nullptr) {
-      continue; // cannot happen: awaits_identity() waited for it
+    if (m_identity.known(file, call.sent_at) == nullptr) {
+      verdict.waits = true;
+      if (!m_identity.asking(file)) {
+        ask_identity(file, *call.what.paths[index].raw, out, now);
+      }
     }
-    auto difference = identity_difference(*report, m_disk.stat(file));
+  }
+  if (verdict.waits) {
+    return verdict;
+  }
+  for (const std::size_t index : files) {
+    const std::string& file = *call.files[index];
+    const std::string& raw = *call.what.paths[index].raw;
+    const IdentityReport report = *m_identity.known(file, call.sent_at);
+    const std::optional<FileStat> local = local_stat(m_disk, file);
+    auto difference = identity_difference(report.server, m_disk.stat(file));
     m_identity.forget(file); // it holds for this decision only
-    if (!difference || veto) {
+    if (difference && local != report.local_when_asked) {
+      // fsguard's file changed between its question and its stat: the two
+      // sides were looked at at different times, which proves nothing.
+      if (m_identity.ask_again(file)) {
+        ask_identity(file, raw, out, now);
+        verdict.waits = true;
+        continue;
+      }
+      m_identity.forget_asks(file);
+      if (!verdict.veto) {
+        verdict.veto.emplace();
+        verdict.veto->code = VetoCode::cannot_inspect;
+        verdict.veto->path = file;
+        verdict.veto->reason =
+          "it changed each of the " + std::to_string(IdentityChecks::k_most_asks)
+          + " times fsguard compared it with the server's report of " + raw
+          + ", so fsguard could not prove it is the file the server would write";
+      }
       continue;
     }
-    const std::string& raw = *call.what.paths[index].raw;
-    const auto slash = raw.find_last_of('/');
-    veto.emplace();
-    veto->code = VetoCode::not_visible;
-    veto->path = file;
-    veto->reason = slash == std::string::npos || slash == 0 ? raw : raw.substr(0, slash);
-    veto->cause = "fsguard asked the server about " + raw + " before the change: "
-                  + *difference
-                  + "; fsguard's " + file + " is not the file the server would write (a mount "
-                    "inside the served directory, a symlink that crosses mounts, or a path_map "
-                    "to another directory)";
+    m_identity.forget_asks(file);
+    if (!difference || verdict.veto) {
+      continue;
+    }
+    verdict.veto.emplace();
+    verdict.veto->code = VetoCode::not_visible;
+    verdict.veto->path = file;
+    verdict.veto->reason = directory_of(raw);
+    verdict.veto->cause = "fsguard asked the server about " + raw + " before the change: "
+                          + *difference + "; fsguard's " + file
+                          + " is not the file the server would write (a mount inside the "
+                            "served directory, a symlink that crosses mounts, or a path_map "
+                            "to another directory)";
   }
-  return veto;
+  if (verdict.waits) {
+    verdict.veto.reset(); // decided when every file is proven or refused
+  }
+  return verdict;
 }
 
 void Guard::on_identity_answer(const std::string& key, ServerFileReport report, Outbox& out,

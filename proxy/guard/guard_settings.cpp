@@ -68,4 +68,16 @@ std::string_view to_string(Verify verify)
   return verify == Verify::upstream ? "upstream" : "local";
 }
 
+std::optional<IdentityCheck> parse_identity_check(std::string_view name)
+{
+  if (name == "auto") return IdentityCheck::automatic;
+  if (name == "every_change") return IdentityCheck::every_change;
+  return std::nullopt;
+}
+
+std::string_view to_string(IdentityCheck check)
+{
+  return check == IdentityCheck::every_change ? "every_change" : "auto";
+}
+
 } // namespace fsguard

@@ -59,6 +59,18 @@ enum class Verify {
 std::optional<Verify> parse_verify(std::string_view name);
 std::string_view to_string(Verify verify);
 
+// When fsguard asks the server about each file before a change of it
+// (proxy/guard/guard_identity.cpp).
+enum class IdentityCheck {
+  // where fsguard's paths may not be the server's: with path_map, or an
+  // upstream that runs in a container, a sandbox, another mount namespace
+  // or over ssh (Guard::set_server_elsewhere)
+  automatic,
+  every_change, // before every change: for a setup fsguard cannot recognise
+};
+std::optional<IdentityCheck> parse_identity_check(std::string_view name);
+std::string_view to_string(IdentityCheck check);
+
 std::optional<StaleEdit> parse_stale_edit(std::string_view name);
 std::string_view to_string(StaleEdit stale_edit);
 std::optional<StaleWrite> parse_stale_write(std::string_view name);
@@ -97,6 +109,7 @@ struct GuardSettings {
   std::chrono::seconds read_ttl{0};
   // Fixed for a session: the guard keeps the one it started with.
   Verify verify = Verify::local;
+  IdentityCheck identity_check = IdentityCheck::automatic;
 };
 
 } // namespace fsguard

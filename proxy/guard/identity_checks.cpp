@@ -39,10 +39,11 @@ ServerFileReport identity_outcome(const nlohmann::json& response)
                                   is_error.is_boolean() && is_error.get<bool>());
 }
 
-void IdentityChecks::asked(const std::string& file, std::string key, Clock::time_point now)
+void IdentityChecks::asked(const std::string& file, std::string key, Clock::time_point now,
+                           std::uint64_t moment, std::optional<FileStat> local)
 {
   m_known.erase(file);
-  m_asked[file] = Asked{std::move(key), now};
+  m_asked[file] = Asked{std::move(key), now, moment, std::move(local)};
 }
 
 std::optional<std::string> IdentityChecks::answered(const std::string& key,
@@ -54,31 +55,44 @@ std::optional<std::string> IdentityChecks::answered(const std::string& key,
     return std::nullopt; // given up on
   }
   std::string file = found->first;
+  Asked asked = std::move(found->second);
   m_asked.erase(found);
-  m_known[file] = std::move(report);
+  m_known[file] = Known{IdentityReport{std::move(report), std::move(asked.local), asked.moment},
+                        asked.at};
   return file;
 }
 
-const ServerFileReport* IdentityChecks::known(const std::string& file) const
+const IdentityReport* IdentityChecks::known(const std::string& file, std::uint64_t sent_at) const
 {
   const auto found = m_known.find(file);
-  return found == m_known.end() ? nullptr : &found->second;
+  if (found == m_known.end() || found->second.report.asked_moment < sent_at) {
+    return nullptr;
+  }
+  return &found->second.report;
 }
 
 std::vector<std::string> IdentityChecks::expire(Clock::time_point before)
 {
+  std::erase_if(m_known, [&](const auto& entry) { return entry.second.at < before; });
   std::vector<std::string> expired;
   for (auto entry = m_asked.begin(); entry != m_asked.end();) {
     if (entry->second.at < before) {
       expired.push_back(entry->first);
       ServerFileReport report;
       report.reason = "it did not answer fsguard's get_file_info within call_timeout_s";
-      m_known[entry->first] = std::move(report);
+      // Reported now, for the calls waiting on it (their moments are older).
+      m_known[entry->first] =
+        Known{IdentityReport{std::move(report), std::move(entry->second.local),
+                             entry->second.moment},
+              before};
       entry = m_asked.erase(entry);
     } else {
       ++entry;
     }
   }
+  std::erase_if(m_asks, [&](const auto& entry) {
+    return !m_asked.contains(entry.first) && !m_known.contains(entry.first);
+  });
   return expired;
 }
 

@@ -52,6 +52,11 @@ public:
   // Whether fsguard sees the server's files itself (false with verify:
   // upstream): only then are its directories looked for on this side.
   void set_sees_files(bool sees) { m_sees_files = sees; }
+  // Why the server may see other files than fsguard under the same paths
+  // (it runs in a container, a sandbox, another mount namespace, over ssh);
+  // "" when it runs in fsguard's own view of the files.
+  void set_elsewhere(std::string why) { m_elsewhere = std::move(why); }
+  const std::string& elsewhere() const { return m_elsewhere; }
 
   // The allowed directories of the last listing that fsguard cannot see.
   const std::vector<UnseenDirectory>& unseen() const { return m_unseen; }
@@ -152,6 +157,7 @@ private:
   std::set<std::string> m_other;          // of those, the ones that are not fsguard's
   int m_probes_in_flight = 0;
   bool m_sees_files = true;
+  std::string m_elsewhere; // see set_elsewhere()
   std::uint64_t m_next_probe = 0;
   int m_listings_in_flight = 0;
   bool m_knows_server = false;        // an initialize result named the server

@@ -6,8 +6,6 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/writable_pipe.hpp>
@@ -15,6 +13,8 @@
 #include <boost/process/v2/stdio.hpp>
 
 #include "proxy/process/pipe_size.hpp"
+#include "proxy/process/process_group.hpp"
+#include "tracker/server_runners.hpp"
 
 namespace fsguard {
 
@@ -103,31 +103,22 @@ bool upstream_group_alive(const Upstream& upstream)
   if (group <= 0 || (::kill(-group, 0) != 0 && errno != EPERM)) {
     return false;
   }
-  // Some member exists; look for one that is not a zombie. /proc/<pid>/stat
-  // is "pid (comm) state ppid pgrp ...", and comm may hold spaces.
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    std::ifstream file(entry.path() / "stat");
-    std::string stat;
-    std::getline(file, stat);
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) {
-      continue;
-    }
-    std::istringstream fields(stat.substr(close + 1));
-    char state = 0;
-    long parent = 0;
-    long process_group = 0;
-    if (fields >> state >> parent >> process_group && process_group == group && state != 'Z'
-        && state != 'X') {
+  // Some member exists; look for one that is not a zombie.
+  for (const auto& member : group_members(group)) {
+    if (member.state != 'Z' && member.state != 'X') {
       return true;
     }
   }
   return false;
+}
+
+std::optional<std::string> upstream_runs_elsewhere(const Upstream& upstream,
+                                                   const std::vector<std::string>& command)
+{
+  if (auto runner = command_runs_elsewhere(command)) {
+    return runner;
+  }
+  return group_runs_elsewhere(upstream.process.id());
 }
 
 std::vector<std::string> default_upstream_command()

@@ -3,6 +3,7 @@
 // pipes for stdin, stdout and stderr (relayed to fsguard's stderr).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,13 @@ void signal_upstream_group(const Upstream& upstream, int signal_number);
 // Zombies do not count: a group whose members have exited but were not yet
 // reaped (their parent is gone, or PID 1 reaps slowly) has nothing to stop.
 bool upstream_group_alive(const Upstream& upstream);
+
+// Why the upstream may see other files than fsguard under the same paths:
+// its `command` starts with a container runtime, a sandbox or a remote
+// shell (tracker/server_runners.hpp), or a process of its group is one or
+// runs in another mount view (process_group.hpp); nothing when neither.
+std::optional<std::string> upstream_runs_elsewhere(const Upstream& upstream,
+                                                   const std::vector<std::string>& command);
 
 // The command fsguard runs when none is given: the server-filesystem copy
 // next to the build (installed by scripts/setup.sh) on the current

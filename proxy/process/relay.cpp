@@ -107,6 +107,20 @@ struct UpstreamLineLeft {
   Outbox out; // reused from line to line: flush() empties it
 };
 
+// Once the upstream wrote its first line its processes run: whether one of
+// them (or its command) runs where fsguard's paths may not be the
+// server's. Before any change is decided: guarded calls wait for the
+// initialize result.
+void learn_where_upstream_runs(Session& session)
+{
+  session.where_upstream_runs_known = true;
+  if (auto why = session.upstream.runs_elsewhere(session.command)) {
+    session.log.info("fsguard asks the server about each file before a change (get_file_info), "
+                     "as " + *why + ": its paths may name other files than fsguard's");
+    session.guard.set_server_elsewhere(std::move(*why));
+  }
+}
+
 Task<void> relay_upstream_to_client(Session& session)
 {
   LineReader reader(session.upstream.output(), session.config.max_line_bytes);
@@ -123,6 +137,9 @@ Task<void> relay_upstream_to_client(Session& session)
     const LineEvent event = *next;
     if (event.status == LineStatus::eof) {
       break;
+    }
+    if (!session.where_upstream_runs_known) {
+      learn_where_upstream_runs(session);
     }
     if (event.status == LineStatus::too_long) {
       intake.take_too_long(event.text, event.length, session.config.max_line_bytes,
@@ -279,6 +296,7 @@ int run_session(const ConfigInputs& inputs, const Config& config,
   const LogSinkScope log_to_writer(log, stderr_writer);
   asio::co_spawn(context, stderr_writer.drain(), asio::detached);
   session.inputs = inputs;
+  session.command = command;
   session.audit = std::move(audit);
   session.guard.set_auditing(session.audit.enabled());
   open_persistence(session, command);

@@ -74,6 +74,8 @@ struct Session {
   Timer tick_timer;         // ticks for Guard::tick
   Timer linger_timer;
   ConfigInputs inputs;            // to merge a changed config file again
+  std::vector<std::string> command; // the upstream's
+  bool where_upstream_runs_known = false; // see learn_where_upstream_runs()
   AuditLog audit;
   HeapTrimmer heap_trimmer;
 

@@ -46,6 +46,12 @@ public:
   bool exited_early() const { return m_exited_early; }
   // The error text for requests it can no longer answer.
   std::string gone_message() const;
+  // Why it may see other files than fsguard under the same paths, started
+  // as `command` (see upstream_runs_elsewhere); once its processes run.
+  std::optional<std::string> runs_elsewhere(const std::vector<std::string>& command) const
+  {
+    return upstream_runs_elsewhere(m_child, command);
+  }
 
   // The upstream wrote a message (an exit before any is explained as such).
   void note_answer()

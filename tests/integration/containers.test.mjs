@@ -265,3 +265,40 @@ test('a relative symlink from one mapped mount into another: fsguard does not ta
   assert.equal(vetoCode(afterRead), 'not_visible', textOf(afterRead));
   assert.equal(fs.readFileSync(path.join(other, 'x.txt'), 'utf8'), 'the other mount\'s file\n');
 });
+
+test('a mount inside the served directory of a server at the same path, with no path_map: the upstream runs in another mount namespace, so each change is checked with the server and the mounted file is not overwritten', { skip }, async (t) => {
+  const ws = makeWorkspace({ 'project/a.txt': ORIGINAL, 'project/notes/.keep': '', 'notes/n.txt': 'the person\'s notes\n' });
+  t.after(ws.cleanup);
+  const [project, notes] = [ws.file('project'), ws.file('notes')];
+  // As `docker run -v ~/project:~/project -v ~/notes:~/project/notes`: the
+  // server sees the project where fsguard does, and the notes where fsguard
+  // sees an empty directory.
+  const upstream = namespacedServer({ mounts: [[notes, path.join(project, 'notes')]], serverDir: project });
+  const { call } = await session(t, { upstream });
+  const target = path.join(project, 'notes/n.txt');
+  const blind = await call('write_file', { path: target, content: 'blind\n' });
+  assert.equal(vetoCode(blind), 'not_visible', textOf(blind));
+  assert.match(textOf(blind), /the server has a file of 19 bytes/);
+  assert.equal(fs.readFileSync(path.join(notes, 'n.txt'), 'utf8'), 'the person\'s notes\n');
+  // The project's own files are guarded as before, and a read licenses a write.
+  const unread = await call('write_file', { path: path.join(project, 'a.txt'), content: 'blind\n' });
+  assert.equal(vetoCode(unread), 'not_read', textOf(unread));
+  await call('read_text_file', { path: path.join(project, 'a.txt') });
+  const write = await call('write_file', { path: path.join(project, 'a.txt'), content: 'agent\n' });
+  assert.equal(vetoCode(write), undefined, textOf(write));
+  assert.equal(fs.readFileSync(path.join(project, 'a.txt'), 'utf8'), 'agent\n');
+
+  const report = checkSetup(upstream);
+  assert.match(report.stdout, /NOT THE SAME BELOW IT/, report.stdout);
+  assert.match(report.stdout, /asks the server about each file before a change \(as the upstream command runs unshare/, report.stdout);
+  assert.equal(report.status, 1, report.stdout + report.stderr);
+});
+
+test('check-setup says what proves a plain local server\'s files are fsguard\'s, and names identity_check for wrappers', async (t) => {
+  const ws = makeWorkspace({ 'project/a.txt': ORIGINAL });
+  t.after(ws.cleanup);
+  const report = checkSetup([process.execPath, SERVER_FS_SCRIPT, ws.file('project')]);
+  assert.match(report.stdout, /runs in fsguard's own view of the files .*: it guards writes to them/s, report.stdout);
+  assert.match(report.stdout, /"identity_check": "every_change"/, report.stdout);
+  assert.equal(report.status, 0, report.stdout + report.stderr);
+});

@@ -1,0 +1,29 @@
+// The processes of the upstream's process group, as /proc shows them, and
+// whether any of them runs where fsguard's paths may not be the server's.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fsguard {
+
+struct GroupMember {
+  pid_t pid = 0;
+  std::string name; // /proc/<pid>/comm: at most 15 bytes of the program's name
+  char state = 0;   // 'R', 'S', ..., 'Z' for a zombie
+};
+
+// The processes whose process group is `group`.
+std::vector<GroupMember> group_members(pid_t group);
+
+// Why the upstream's group `group` may see other files than fsguard under
+// the same paths: one of its processes is a container runtime, a sandbox
+// or a remote shell (tracker/server_runners.hpp), or runs in another mount
+// namespace or under another root than fsguard, or fsguard cannot tell
+// which; nothing when every live member shares fsguard's view.
+std::optional<std::string> group_runs_elsewhere(pid_t group);
+
+} // namespace fsguard

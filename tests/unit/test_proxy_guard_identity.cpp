@@ -1,0 +1,155 @@
+// The per-change proof that the file fsguard checks is the file the server
+// writes (proxy/guard/guard_identity.cpp), in every setup: path_map, an
+// upstream that runs elsewhere, identity_check "every_change".
+#include <doctest/doctest.h>
+
+#include "guard_session.hpp"
+
+namespace {
+
+// The only line the last step sent upstream, if it is fsguard's
+// get_file_info of the server's `path`.
+bool asked_about(const Session& s, const std::string& path)
+{
+  if (s.out.to_upstream.size() != 1) {
+    return false;
+  }
+  const auto asked = nlohmann::json::parse(s.out.to_upstream.front().text());
+  return asked["params"]["name"] == "get_file_info" && asked["params"]["arguments"]["path"] == path;
+}
+
+GuardSettings mapped()
+{
+  GuardSettings settings;
+  settings.path_map = PathMap({PathMapping{"/projects/app", "/ws"}});
+  return settings;
+}
+
+// A session under path_map where the agent read /projects/app/a.txt
+// ("one\n", as /snapshot/a.txt keeps it for the server's view when asked)
+// and sent write 2 of it.
+void read_then_write(Session& s)
+{
+  s.disk.make_directory("/snapshot");
+  s.disk.write("/ws/a.txt", "one\n");
+  s.disk.write("/snapshot/a.txt", "one\n");
+  s.call(1, "read_text_file", {{"path", "/projects/app/a.txt"}});
+  REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{1});
+  s.answer_text(1, "one\n");
+  s.call(2, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "mine\n"}});
+}
+
+} // namespace
+
+TEST_SUITE("guard: the file fsguard checks is the server's")
+{
+  TEST_CASE("with identity_check every_change and no map, a mount inside the directory on the "
+            "server's side only is caught before the write")
+  {
+    GuardSettings settings;
+    settings.identity_check = IdentityCheck::every_change;
+    Session s(settings);
+    // fsguard sees an empty mount point; the server's container has notes there.
+    s.disk.make_directory("/ws/notes");
+    s.disk.make_directory("/mounted");
+    s.disk.write("/mounted/n.txt", "the person's notes\n");
+    s.call(1, "write_file", {{"path", "/ws/notes/n.txt"}, {"content", "blind\n"}});
+    REQUIRE(asked_about(s, "/ws/notes/n.txt"));
+    s.answer_file_info("/mounted/n.txt");
+    REQUIRE(s.answered(1) == "not_visible");
+    CHECK(s.client_text(1).find("the server has a file of 19 bytes") != std::string::npos);
+    // The same file on both sides goes ahead, as it would unchecked.
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read_content(2, "/ws/a.txt");
+    s.call(3, "write_file", {{"path", "/ws/a.txt"}, {"content", "two\n"}});
+    REQUIRE(asked_about(s, "/ws/a.txt"));
+    s.answer_file_info("/ws/a.txt");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
+  TEST_CASE("an upstream that runs elsewhere is asked about each file with identity_check auto; "
+            "one that runs in fsguard's view is not")
+  {
+    Session here;
+    here.call(1, "write_file", {{"path", "/ws/new.txt"}, {"content", "x\n"}});
+    CHECK(here.forwarded_ids() == std::vector<nlohmann::json>{1}); // no question
+
+    Session elsewhere;
+    elsewhere.guard.set_server_elsewhere("the upstream command runs docker, a container runtime");
+    elsewhere.disk.make_directory("/ws/notes");
+    elsewhere.disk.make_directory("/mounted");
+    elsewhere.disk.write("/mounted/n.txt", "the person's notes\n");
+    elsewhere.call(1, "write_file", {{"path", "/ws/notes/n.txt"}, {"content", "blind\n"}});
+    REQUIRE(asked_about(elsewhere, "/ws/notes/n.txt"));
+    elsewhere.answer_file_info("/mounted/n.txt");
+    CHECK(elsewhere.answered(1) == "not_visible");
+  }
+
+  TEST_CASE("a report asked for a call since cancelled does not decide a later call")
+  {
+    Session s(mapped(), "test-client", "0.2.0", {"/projects/app"});
+    s.call(1, "write_file", {{"path", "/projects/app/new.txt"}, {"content", "x\n"}});
+    REQUIRE(asked_about(s, "/projects/app/new.txt"));
+    auto question = std::move(s.out);
+    s.notify({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
+              {"params", {{"requestId", 1}}}});
+    s.out = std::move(question);
+    s.answer_file_info("/ws/new.txt"); // missing on both sides, then
+    CHECK(s.forwarded_ids().empty());
+    // Later the server's side holds a file there that fsguard does not see.
+    s.disk.make_directory("/mounted");
+    s.disk.write("/mounted/new.txt", "the server's\n");
+    s.call(2, "write_file", {{"path", "/projects/app/new.txt"}, {"content", "y\n"}});
+    REQUIRE(asked_about(s, "/projects/app/new.txt")); // asked again, not the old report
+    s.answer_file_info("/mounted/new.txt");
+    CHECK(s.answered(2) == "not_visible");
+  }
+
+  TEST_CASE("a file that changes on fsguard's side while the server is asked is asked about "
+            "again, and the change is then decided as a change, not as another file")
+  {
+    Session s(mapped(), "test-client", "0.2.0", {"/projects/app"});
+    read_then_write(s);
+    REQUIRE(asked_about(s, "/projects/app/a.txt"));
+    s.disk.advance(2'000'000'000LL);
+    s.disk.write("/ws/a.txt", "a person's save\n"); // lands between the answer and the stat
+    s.answer_file_info("/snapshot/a.txt");
+    REQUIRE(asked_about(s, "/projects/app/a.txt")); // asked again
+    CHECK(s.out.to_client.empty());
+    s.answer_file_info("/ws/a.txt");
+    CHECK(s.answered(2) == "changed");
+  }
+
+  TEST_CASE("a file that keeps changing while fsguard compares it is refused after three "
+            "questions, saying why")
+  {
+    Session s(mapped(), "test-client", "0.2.0", {"/projects/app"});
+    read_then_write(s);
+    for (int round = 0; round < IdentityChecks::k_most_asks; ++round) {
+      REQUIRE(asked_about(s, "/projects/app/a.txt"));
+      s.disk.advance(2'000'000'000LL);
+      s.disk.write("/ws/a.txt", "a log line, and another " + std::to_string(round) + "\n");
+      s.answer_file_info("/snapshot/a.txt");
+    }
+    REQUIRE(s.answered(2) == "cannot_inspect");
+    CHECK(s.client_text(2).find("changed each of the 3 times") != std::string::npos);
+    CHECK(s.forwarded_ids().empty());
+  }
+
+  TEST_CASE("a server with no get_file_info fsguard reads cannot prove its files: a change is "
+            "refused, naming the remedy")
+  {
+    GuardSettings settings;
+    settings.identity_check = IdentityCheck::every_change;
+    ToolMap tools = server_filesystem_tools();
+    tools.erase("get_file_info");
+    settings.tools = tools;
+    Session s(settings);
+    s.call(1, "write_file", {{"path", "/ws/new.txt"}, {"content", "x\n"}});
+    REQUIRE(s.answered(1) == "not_visible");
+    const std::string text = s.client_text(1);
+    CHECK(text.find("no get_file_info") != std::string::npos);
+    CHECK(text.find("\"verify\": \"upstream\"") != std::string::npos);
+    CHECK(s.forwarded_ids().empty());
+  }
+}
