@@ -85,6 +85,15 @@ bool SessionEra::on_client_request(const std::optional<ClientFacts>& facts, std:
 {
   const bool first = !m_known;
   m_known = true;
+  // A first request with no envelope and no initialize (a bare ping, a
+  // client that skips the handshake) fixed the 2025 era only for want of
+  // better: the first request that carries the 2026 envelope before any
+  // initialize opens the 2026 era, as if it had come first.
+  const bool opens_late = m_era == Era::handshake && !m_initialized && facts
+                          && facts->era == Era::stateless && method != "initialize";
+  if (method == "initialize") {
+    m_initialized = true;
+  }
   if (facts) {
     if (facts->name) {
       m_client_name = *facts->name;
@@ -93,7 +102,7 @@ bool SessionEra::on_client_request(const std::optional<ClientFacts>& facts, std:
   }
   // The first request fixes the era; an initialize fixes it again (the
   // fallback of a client whose server/discover the server refused).
-  if (first || method == "initialize") {
+  if (first || method == "initialize" || opens_late) {
     m_era = facts ? facts->era : Era::handshake;
   }
   if (m_era == Era::handshake) {
@@ -107,7 +116,7 @@ bool SessionEra::on_client_request(const std::optional<ClientFacts>& facts, std:
       {k_client_capabilities_key, nlohmann::json::object()},
     };
   }
-  return first && method != "server/discover";
+  return (first || opens_late) && method != "server/discover";
 }
 
 std::string own_request_line(nlohmann::json message, const nlohmann::json& envelope)

@@ -98,6 +98,7 @@ public:
 
 private:
   bool m_known = false;
+  bool m_initialized = false; // the client sent an initialize
   Era m_era = Era::handshake;
   nlohmann::json m_own_envelope; // null in the 2025 era
   std::string m_client_name;

@@ -196,6 +196,19 @@ TEST_SUITE("guard in the 2026 era")
     CHECK(session.veto_code(2) == "not_read"); // resolved to /ws/a.txt, which was not read yet
   }
 
+  TEST_CASE("a 2026-era call after a first request with no envelope (a bare ping) asks "
+            "fsguard's server/discover at once, rather than waiting call_timeout_s")
+  {
+    StatelessSession session;
+    session.disk.write("/ws/a.txt", "theirs\n");
+    session.send(R"({"jsonrpc":"2.0","id":0,"method":"ping"})" "\n");
+    REQUIRE(session.out.to_upstream.size() == 1); // the ping, relayed
+    session.call(1, "write_file", {{"path", "/ws/a.txt"}, {"content", "blind\n"}});
+    REQUIRE(session.sent("server/discover").is_object());
+    session.learn_server();
+    CHECK(session.veto_code(1) == "not_read");
+  }
+
   TEST_CASE("fsguard's vetoes are results of the 2026 era")
   {
     StatelessSession session;

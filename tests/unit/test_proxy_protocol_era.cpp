@@ -161,6 +161,25 @@ TEST_SUITE("protocol_era")
     CHECK(bare.era() == Era::handshake);
   }
 
+  TEST_CASE("a first request with neither envelope nor initialize leaves the 2026 era to the "
+            "first request that carries its envelope")
+  {
+    SessionEra late;
+    CHECK_FALSE(late.on_client_request(std::nullopt, "ping"));
+    CHECK(late.era() == Era::handshake);
+    CHECK(late.on_client_request(client_facts(tools_call(envelope())), "tools/call"));
+    CHECK(late.era() == Era::stateless);
+    CHECK_FALSE(late.own_envelope().is_null());
+    CHECK_FALSE(late.on_client_request(client_facts(tools_call(envelope())), "tools/call"));
+
+    SessionEra handshaken; // after an initialize, an envelope changes nothing
+    CHECK_FALSE(handshaken.on_client_request(std::nullopt, "ping"));
+    CHECK_FALSE(
+      handshaken.on_client_request(client_facts(initialize("a", false)), "initialize"));
+    CHECK_FALSE(handshaken.on_client_request(client_facts(tools_call(envelope())), "tools/call"));
+    CHECK(handshaken.era() == Era::handshake);
+  }
+
   TEST_CASE("a client's own server/discover opens the 2026 era without fsguard's, and its "
             "initialize falls back to 2025")
   {
