@@ -6,6 +6,8 @@
 // another file than fsguard's own stat.
 #include "proxy/guard/guard.hpp"
 
+#include <algorithm>
+
 #include "proxy/guard/identity_checks.hpp"
 #include "tracker/file_identity.hpp"
 
@@ -60,7 +62,13 @@ std::vector<std::size_t> Guard::identity_files(const CallInFlight& call) const
   for (std::size_t index = 0; index < call.files.size(); ++index) {
     // Below a directory fsguard cannot see, the change is refused anyway,
     // naming the directory.
-    if (call.files[index] && call.what.paths[index].raw && !unseen_veto(*call.files[index])) {
+    if (!call.files[index] || !call.what.paths[index].raw || unseen_veto(*call.files[index])) {
+      continue;
+    }
+    // Once per file: a move onto itself names it twice, and its report is
+    // used up by the first.
+    const auto same = [&](std::size_t other) { return call.files[other] == call.files[index]; };
+    if (std::none_of(files.begin(), files.end(), same)) {
       files.push_back(index);
     }
   }

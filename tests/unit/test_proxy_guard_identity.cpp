@@ -153,3 +153,19 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     CHECK(s.forwarded_ids().empty());
   }
 }
+
+TEST_SUITE("guard: the file fsguard checks is the server's (attack)")
+{
+  TEST_CASE("a move of a file onto itself is proven once and decided, not read past its report")
+  {
+    GuardSettings settings;
+    settings.identity_check = IdentityCheck::every_change;
+    Session s(settings);
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read_content(1, "/ws/a.txt");
+    s.call(2, "move_file", {{"source", "/ws/a.txt"}, {"destination", "/ws/./a.txt"}});
+    REQUIRE(asked_about(s, "/ws/a.txt"));
+    s.answer_file_info("/ws/a.txt");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+}
