@@ -174,7 +174,7 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
 void Guard::on_identity_answer(const std::string& key, ServerFileReport report, Outbox& out,
                                Clock::time_point now)
 {
-  if (m_identity.answered(key, std::move(report))) {
+  if (m_identity.answered(key, std::move(report), now)) {
     release_held(out, now);
   }
 }

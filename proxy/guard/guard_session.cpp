@@ -112,7 +112,7 @@ void Guard::expire(Clock::time_point now, Outbox& out)
   refuse_overdue_session_waits(now, out);
   // fsguard's own get_file_info unanswered that long: the changes it was
   // asked for are refused.
-  any = !m_identity.expire(now - m_settings.call_timeout).empty() || any;
+  any = !m_identity.expire(now, m_settings.call_timeout).empty() || any;
   // Calls that waited for the server's directories that long are decided
   // with what is known.
   bool overdue = false;

@@ -47,7 +47,7 @@ void IdentityChecks::asked(const std::string& file, std::string key, Clock::time
 }
 
 std::optional<std::string> IdentityChecks::answered(const std::string& key,
-                                                    ServerFileReport report)
+                                                    ServerFileReport report, Clock::time_point now)
 {
   const auto found = std::find_if(m_asked.begin(), m_asked.end(),
                                   [&](const auto& entry) { return entry.second.key == key; });
@@ -58,7 +58,7 @@ std::optional<std::string> IdentityChecks::answered(const std::string& key,
   Asked asked = std::move(found->second);
   m_asked.erase(found);
   m_known[file] = Known{IdentityReport{std::move(report), std::move(asked.local), asked.moment},
-                        asked.at};
+                        now};
   return file;
 }
 
@@ -71,8 +71,9 @@ const IdentityReport* IdentityChecks::known(const std::string& file, std::uint64
   return &found->second.report;
 }
 
-std::vector<std::string> IdentityChecks::expire(Clock::time_point before)
+std::vector<std::string> IdentityChecks::expire(Clock::time_point now, Clock::duration timeout)
 {
+  const Clock::time_point before = now - timeout;
   std::erase_if(m_known, [&](const auto& entry) { return entry.second.at < before; });
   std::vector<std::string> expired;
   for (auto entry = m_asked.begin(); entry != m_asked.end();) {
@@ -84,7 +85,7 @@ std::vector<std::string> IdentityChecks::expire(Clock::time_point before)
       m_known[entry->first] =
         Known{IdentityReport{std::move(report), std::move(entry->second.local),
                              entry->second.moment},
-              before};
+              now};
       entry = m_asked.erase(entry);
     } else {
       ++entry;

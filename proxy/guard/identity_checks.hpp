@@ -55,9 +55,10 @@ public:
              std::uint64_t moment, std::optional<FileStat> local);
   // Whether a question about `file` is asked and not answered yet.
   bool asking(const std::string& file) const { return m_asked.contains(file); }
-  // Takes the answer `report` to request `key`; returns its file, if that
-  // answer is still awaited.
-  std::optional<std::string> answered(const std::string& key, ServerFileReport report);
+  // Takes the answer `report` to request `key`, come at `now`; returns its
+  // file, if that answer is still awaited.
+  std::optional<std::string> answered(const std::string& key, ServerFileReport report,
+                                      Clock::time_point now);
   // The report of `file` asked at or after the moment `sent_at` (a call's:
   // an older one, asked for a call since cancelled, proves nothing about
   // the file now); null if none.
@@ -68,9 +69,10 @@ public:
   // when it was asked k_most_asks times already. forget_asks() starts over.
   bool ask_again(const std::string& file) { return ++m_asks[file] < k_most_asks; }
   void forget_asks(const std::string& file) { m_asks.erase(file); }
-  // The files asked before `before` and still unanswered, now reported
-  // unknown; reports taken before `before` and never used are dropped.
-  std::vector<std::string> expire(Clock::time_point before);
+  // The files asked before `now` - `timeout` and still unanswered, now
+  // reported unknown; reports that came before then and were never used
+  // are dropped.
+  std::vector<std::string> expire(Clock::time_point now, Clock::duration timeout);
 
 private:
   struct Asked {
@@ -81,6 +83,8 @@ private:
   };
   struct Known {
     IdentityReport report;
+    // When it came (not when it was asked): a call waiting for another
+    // file's report keeps this one a whole timeout.
     Clock::time_point at{};
   };
   std::unordered_map<std::string, Asked, StringKeyHash> m_asked; // by file

@@ -152,10 +152,7 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     CHECK(text.find("\"verify\": \"upstream\"") != std::string::npos);
     CHECK(s.forwarded_ids().empty());
   }
-}
 
-TEST_SUITE("guard: the file fsguard checks is the server's (attack)")
-{
   TEST_CASE("a move of a file onto itself is proven once and decided, not read past its report")
   {
     GuardSettings settings;
@@ -168,4 +165,69 @@ TEST_SUITE("guard: the file fsguard checks is the server's (attack)")
     s.answer_file_info("/ws/a.txt");
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
   }
+
+  TEST_CASE("a move whose source the server answers about slowly and whose destination it never "
+            "answers about is decided, not asked about forever")
+  {
+    GuardSettings settings;
+    settings.identity_check = IdentityCheck::every_change;
+    Session s(settings);
+    s.disk.write("/ws/a.txt", "one\n");
+    s.read_content(1, "/ws/a.txt");
+    s.call(2, "move_file", {{"source", "/ws/a.txt"}, {"destination", "/ws/b.txt"}});
+    REQUIRE(s.out.to_upstream.size() == 2);
+    const auto question_of = [&](const std::string& path) {
+      for (const auto& line : s.out.to_upstream) {
+        const auto asked = nlohmann::json::parse(line.text());
+        if (asked["params"]["arguments"]["path"] == path) {
+          return asked["id"];
+        }
+      }
+      return nlohmann::json();
+    };
+    const auto tick = [&](std::chrono::milliseconds by) {
+      s.now += by;
+      s.out = Outbox{};
+      s.guard.tick(s.now, s.out);
+      s.out.own_lines();
+    };
+    const auto decided_now = [&] {
+      const auto forwarded = s.forwarded_ids();
+      return !s.answered(2).empty()
+             || std::find(forwarded.begin(), forwarded.end(), nlohmann::json(2)) != forwarded.end();
+    };
+    // Only the source's question is ever answered, a tick after it was
+    // asked; the destination's never.
+    const auto answer_source = [&](const nlohmann::json& id) {
+      std::vector<OutgoingLine> kept;
+      kept.push_back(OutgoingLine(nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
+                                                        {"params", {{"name", "get_file_info"},
+                                                                    {"arguments", {{"path", "/ws/a.txt"}}}}}}.dump() + "\n"));
+      s.out.to_upstream = std::move(kept);
+      s.answer_file_info("/ws/a.txt");
+    };
+    nlohmann::json source = question_of("/ws/a.txt");
+    REQUIRE(source.is_string());
+    bool decided = false;
+    for (int round = 0; round < 5 && !decided; ++round) {
+      tick(std::chrono::seconds(1));
+      decided = decided_now();
+      if (decided) {
+        break;
+      }
+      answer_source(source);
+      decided = decided_now();
+      if (decided) {
+        break;
+      }
+      tick(std::chrono::seconds(60));
+      decided = decided_now();
+      source = question_of("/ws/a.txt");
+      if (!source.is_string()) {
+        break;
+      }
+    }
+    CHECK(decided);
+  }
 }
+
