@@ -155,6 +155,17 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
     if (!difference || verdict.veto) {
       continue;
     }
+    if (report.server.outcome == ServerFileReport::Outcome::unknown) {
+      // No answer, or the server's error: nothing shows another file, and
+      // a retry may well go through (as verify: upstream's own reads).
+      verdict.veto.emplace();
+      verdict.veto->code = VetoCode::cannot_inspect;
+      verdict.veto->path = file;
+      verdict.veto->reason = "fsguard asked the server about " + raw
+                             + " before the change, and " + report.server.reason
+                             + ", so fsguard could not prove it is the file the server would write";
+      continue;
+    }
     verdict.veto.emplace();
     verdict.veto->code = VetoCode::not_visible;
     verdict.veto->path = file;

@@ -229,5 +229,38 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     }
     CHECK(decided);
   }
-}
+  TEST_CASE("a server that never answers fsguard's get_file_info has the change refused as cannot_inspect "
+            "after call_timeout, saying it did not answer, not that the file is another")
+  {
+    GuardSettings settings;
+    settings.identity_check = IdentityCheck::every_change;
+    Session s(settings);
+    s.call(1, "write_file", {{"path", "/ws/new.txt"}, {"content", "x\n"}});
+    REQUIRE(asked_about(s, "/ws/new.txt"));
+    s.now += std::chrono::seconds(61);
+    s.out = Outbox{};
+    s.guard.tick(s.now, s.out);
+    s.out.own_lines();
+    REQUIRE(s.answered(1) == "cannot_inspect");
+    CHECK(s.client_text(1).find("did not answer fsguard's get_file_info") != std::string::npos);
+    CHECK(s.client_text(1).find("setup problem") == std::string::npos);
+    CHECK(s.forwarded_ids().empty());
+  }
 
+  TEST_CASE("a get_file_info the server answers with an error refuses the change as "
+            "cannot_inspect, with the server's words")
+  {
+    GuardSettings settings;
+    settings.identity_check = IdentityCheck::every_change;
+    Session s(settings);
+    s.call(1, "write_file", {{"path", "/ws/new.txt"}, {"content", "x\n"}});
+    REQUIRE(asked_about(s, "/ws/new.txt"));
+    const auto asked = nlohmann::json::parse(s.out.to_upstream.front().text());
+    s.upstream_line(nlohmann::json{{"jsonrpc", "2.0"}, {"id", asked["id"]},
+                                   {"error", {{"code", -32603}, {"message", "EMFILE: too many open files"}}}}
+                      .dump());
+    REQUIRE(s.answered(1) == "cannot_inspect");
+    CHECK(s.client_text(1).find("EMFILE: too many open files") != std::string::npos);
+    CHECK(s.forwarded_ids().empty());
+  }
+}
