@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sstream>
 #include <system_error>
+#include <unordered_map>
 
 #include "tracker/server_runners.hpp"
 
@@ -43,9 +44,18 @@ std::string first_bytes(const std::string& path)
 
 } // namespace
 
-std::vector<GroupMember> group_members(pid_t group)
+namespace {
+
+struct ProcessEntry {
+  GroupMember member;
+  pid_t parent = 0;
+  pid_t group = 0;
+};
+
+// Every process /proc shows.
+std::vector<ProcessEntry> all_processes()
 {
-  std::vector<GroupMember> members;
+  std::vector<ProcessEntry> processes;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
     const std::string name = entry.path().filename().string();
@@ -64,9 +74,54 @@ std::vector<GroupMember> group_members(pid_t group)
     char state = 0;
     long parent = 0;
     long process_group = 0;
-    if (fields >> state >> parent >> process_group && process_group == group) {
-      members.push_back(GroupMember{static_cast<pid_t>(std::stol(name)),
-                                    stat.substr(open + 1, close - open - 1), state});
+    if (fields >> state >> parent >> process_group) {
+      processes.push_back(ProcessEntry{
+        GroupMember{static_cast<pid_t>(std::stol(name)), stat.substr(open + 1, close - open - 1),
+                    state},
+        static_cast<pid_t>(parent), static_cast<pid_t>(process_group)});
+    }
+  }
+  return processes;
+}
+
+} // namespace
+
+std::vector<GroupMember> group_members(pid_t group)
+{
+  std::vector<GroupMember> members;
+  for (auto& process : all_processes()) {
+    if (process.group == group) {
+      members.push_back(std::move(process.member));
+    }
+  }
+  return members;
+}
+
+std::vector<GroupMember> upstream_processes(pid_t group)
+{
+  const std::vector<ProcessEntry> processes = all_processes();
+  std::unordered_map<pid_t, pid_t> parents;
+  for (const auto& process : processes) {
+    parents[process.member.pid] = process.parent;
+  }
+  const auto descends = [&](pid_t pid) {
+    // Bounded: a chain of parents cannot be longer than the table.
+    for (std::size_t step = 0; step <= parents.size() && pid > 1; ++step) {
+      if (pid == group) {
+        return true;
+      }
+      const auto found = parents.find(pid);
+      if (found == parents.end()) {
+        return false;
+      }
+      pid = found->second;
+    }
+    return false;
+  };
+  std::vector<GroupMember> members;
+  for (const auto& process : processes) {
+    if (process.group == group || descends(process.member.pid)) {
+      members.push_back(process.member);
     }
   }
   return members;
@@ -76,7 +131,7 @@ std::optional<std::string> group_runs_elsewhere(pid_t group)
 {
   const auto own_namespace = proc_link("self", "ns/mnt");
   const auto own_root = proc_link("self", "root");
-  for (const auto& member : group_members(group)) {
+  for (const auto& member : upstream_processes(group)) {
     if (member.state == 'Z' || member.state == 'X') {
       continue;
     }

@@ -19,8 +19,13 @@ struct GroupMember {
 // The processes whose process group is `group`.
 std::vector<GroupMember> group_members(pid_t group);
 
+// The processes whose process group is `group`, and those descended from
+// its leader (pid `group`) that left it (setsid, a sudo with a terminal of
+// its own).
+std::vector<GroupMember> upstream_processes(pid_t group);
+
 // Why the upstream's group `group` may see other files than fsguard under
-// the same paths: one of its processes is a container runtime, a sandbox
+// the same paths: one of its processes (upstream_processes()) is a container runtime, a sandbox
 // or a remote shell (tracker/server_runners.hpp), or runs in another mount
 // namespace or under another root than fsguard, or fsguard cannot tell
 // which; nothing when every live member shares fsguard's view.
