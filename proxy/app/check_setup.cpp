@@ -21,6 +21,7 @@
 #include "tracker/file_identity.hpp"
 #include "tracker/file_state.hpp"
 #include "tracker/path.hpp"
+#include "tracker/profiles.hpp"
 #include "tracker/server_filesystem.hpp"
 
 namespace fsguard {
@@ -208,6 +209,25 @@ std::string why_check_each_change(const Config& config, const std::optional<std:
   return elsewhere.value_or("");
 }
 
+// Whether the guard reads the server's get_file_info (see
+// Guard::reads_file_info): its tools (`config`'s map, or the profile of the
+// server that introduced itself as `server`) hold it, and the profile's
+// path rules are server-filesystem's.
+bool reads_file_info(const Config& config, const nlohmann::json& server)
+{
+  const auto& name = member(server, "name");
+  const auto& version = member(server, "version");
+  const std::optional<Profile> profile =
+    config.profile != "auto"
+      ? profile_named(config.profile)
+      : profile_for_server(name.is_string() ? name.get_ref<const std::string&>() : "",
+                           version.is_string() ? version.get_ref<const std::string&>() : "");
+  if (!profile || profile->rules != PathRules::server_filesystem) {
+    return false;
+  }
+  return (config.tools ? *config.tools : profile->tools).contains("get_file_info");
+}
+
 Task<int> run_check(Upstream& upstream, const Config& config,
                     const std::vector<std::string>& command)
 {
@@ -257,6 +277,15 @@ Task<int> run_check(Upstream& upstream, const Config& config,
                           .c_str());
     unseen += seen ? 0 : 1;
     unproven += seen && !proven ? 1 : 0;
+  }
+  if (checks_each_change && !reads_file_info(config, server)) {
+    std::printf("fsguard asks the server about each file before a change (as %s), but the "
+                "server has no get_file_info whose answer fsguard reads, so it cannot prove any "
+                "file is the server's and refuses every change. Set \"verify\": \"upstream\" to "
+                "read the files through the server%s.\n",
+                why_each.c_str(),
+                config.tools ? ", or add get_file_info to the \"tools\" map" : "");
+    co_return 1;
   }
   if (unseen == 0 && unproven > 0) {
     if (checks_each_change) {

@@ -316,3 +316,25 @@ test('check-setup says what proves a plain local server\'s files are fsguard\'s,
   assert.match(report.stdout, /"identity_check": "every_change"/, report.stdout);
   assert.equal(report.status, 0, report.stdout + report.stderr);
 });
+
+test('check-setup does not say it guards writes where it must ask about each file but the tools map has no get_file_info: every change is refused', async (t) => {
+  const ws = makeWorkspace({ 'project/a.txt': ORIGINAL });
+  t.after(ws.cleanup);
+  const values = {
+    identity_check: 'every_change',
+    tools: { read_text_file: { role: 'read', path: 'path' }, write_file: { role: 'write', path: 'path' } },
+  };
+  const file = path.join(fs.mkdtempSync(path.join(path.dirname(ws.dir), 'cfg-')), 'fsguard.json');
+  fs.writeFileSync(file, JSON.stringify(values));
+  const upstream = [process.execPath, SERVER_FS_SCRIPT, ws.file('project')];
+  const report = checkSetup(['--config', file, ...upstream]);
+  assert.doesNotMatch(report.stdout, /guards writes/, report.stdout);
+  assert.match(report.stdout, /no get_file_info whose answer fsguard reads.*refuses every change/s, report.stdout);
+  assert.equal(report.status, 1, report.stdout + report.stderr);
+  // As the session does.
+  const { call } = await session(t, { upstream, config: { dir: ws.dir, values } });
+  await call('read_text_file', { path: ws.file('project/a.txt') });
+  const write = await call('write_file', { path: ws.file('project/a.txt'), content: 'agent\n' });
+  assert.equal(vetoCode(write), 'not_visible', textOf(write));
+  assert.equal(fs.readFileSync(ws.file('project/a.txt'), 'utf8'), ORIGINAL);
+});
