@@ -12,8 +12,9 @@ constexpr std::string_view k_sandbox = "a sandbox with mounts of its own";
 constexpr std::string_view k_remote = "a remote shell";
 constexpr std::string_view k_machine = "a virtual machine's shell";
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 27> k_runners{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 31> k_runners{{
   {"docker", k_container},       {"podman", k_container},     {"nerdctl", k_container},
+  {"docker-compose", k_container}, {"podman-compose", k_container}, {"devcontainer", k_container},
   {"finch", k_container},        {"ctr", k_container},        {"crictl", k_container},
   {"kubectl", k_container},      {"oc", k_container},         {"lxc", k_container},
   {"lxc-attach", k_container},   {"lxc-execute", k_container}, {"incus", k_container},
@@ -22,6 +23,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 27> k_runner
   {"unshare", k_sandbox},        {"bwrap", k_sandbox},        {"firejail", k_sandbox},
   {"nsenter", k_sandbox},        {"flatpak-spawn", k_sandbox}, {"ssh", k_remote},
   {"limactl", k_machine},        {"vagrant", k_machine},      {"wsl", k_machine},
+  {"multipass", k_machine},
 }};
 
 // Launchers that run the rest of their command in the same mount view.

@@ -29,6 +29,16 @@ TEST_CASE("the upstream command runs elsewhere when it starts with a runner, pas
         == "the upstream command runs unshare, a sandbox with mounts of its own");
   CHECK(command_runs_elsewhere({"timeout", "600", "ssh", "host", "mcp-server"})
         == "the upstream command runs ssh, a remote shell");
+  // Compose v1 and podman's compose run the container themselves: the
+  // server's process is the engine's, never the upstream's.
+  CHECK(command_runs_elsewhere({"docker-compose", "run", "--rm", "-T", "fs"})
+        == "the upstream command runs docker-compose, a container runtime");
+  CHECK(command_runs_elsewhere({"podman-compose", "run", "--rm", "fs"})
+        == "the upstream command runs podman-compose, a container runtime");
+  CHECK(command_runs_elsewhere({"devcontainer", "exec", "--workspace-folder", ".", "node", "s.js"})
+        == "the upstream command runs devcontainer, a container runtime");
+  CHECK(command_runs_elsewhere({"multipass", "exec", "vm", "--", "node", "s.js"})
+        == "the upstream command runs multipass, a virtual machine's shell");
 }
 
 TEST_CASE("a command that runs the server here is not taken for one that runs elsewhere")
