@@ -6,6 +6,8 @@
 // another file than fsguard's own stat.
 #include "proxy/guard/guard.hpp"
 
+#include <cerrno>
+
 #include <algorithm>
 
 #include "proxy/guard/identity_checks.hpp"
@@ -27,6 +29,42 @@ std::string directory_of(const std::string& raw)
 {
   const auto slash = raw.find_last_of('/');
   return slash == std::string::npos || slash == 0 ? raw : raw.substr(0, slash);
+}
+
+// What the server's `report` of its path `raw` and fsguard's `local` stat
+// of `file` show: nothing when they show one file; else the refusal.
+std::optional<Veto> identity_veto(const std::string& file, const std::string& raw,
+                                  const ServerFileReport& report,
+                                  const Result<FileStat, DiskError>& local)
+{
+  Veto veto;
+  veto.path = file;
+  if (!local && local.error().error_number != ENOENT) {
+    veto.code = VetoCode::cannot_inspect;
+    veto.reason = "fsguard cannot stat it to compare it with the server's report of " + raw
+                  + ": " + local.error().detail;
+    return veto;
+  }
+  const auto difference = identity_difference(report, local);
+  if (!difference) {
+    return std::nullopt;
+  }
+  if (report.outcome == ServerFileReport::Outcome::unknown) {
+    // No answer, or the server's error: nothing shows another file, and
+    // a retry may well go through (as verify: upstream's own reads).
+    veto.code = VetoCode::cannot_inspect;
+    veto.reason = "fsguard asked the server about " + raw + " before the change, and "
+                  + report.reason + ", so fsguard could not prove it is the file the server "
+                  "would write";
+    return veto;
+  }
+  veto.code = VetoCode::not_visible;
+  veto.reason = directory_of(raw);
+  veto.cause = "fsguard asked the server about " + raw + " before the change: " + *difference
+               + "; fsguard's " + file
+               + " is not the file the server would write (a mount inside the served "
+                 "directory, a symlink that crosses mounts, or a path_map to another directory)";
+  return veto;
 }
 
 } // namespace
@@ -128,10 +166,11 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
     const std::string& file = *call.files[index];
     const std::string& raw = *call.what.paths[index].raw;
     const IdentityReport report = *m_identity.known(file, call.sent_at);
-    const std::optional<FileStat> local = local_stat(m_disk, file);
-    auto difference = identity_difference(report.server, m_disk.stat(file));
+    const auto local = m_disk.stat(file);
+    auto veto = identity_veto(file, raw, report.server, local);
     m_identity.forget(file); // it holds for this decision only
-    if (difference && local != report.local_when_asked) {
+    const std::optional<FileStat> local_now = local ? std::optional<FileStat>(*local) : std::nullopt;
+    if (veto && local_now != report.local_when_asked) {
       // fsguard's file changed between its question and its stat: the two
       // sides were looked at at different times, which proves nothing.
       if (m_identity.ask_again(file)) {
@@ -139,42 +178,17 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
         verdict.waits = true;
         continue;
       }
-      m_identity.forget_asks(file);
-      if (!verdict.veto) {
-        verdict.veto.emplace();
-        verdict.veto->code = VetoCode::cannot_inspect;
-        verdict.veto->path = file;
-        verdict.veto->reason =
-          "it changed each of the " + std::to_string(IdentityChecks::k_most_asks)
-          + " times fsguard compared it with the server's report of " + raw
-          + ", so fsguard could not prove it is the file the server would write";
-      }
-      continue;
+      veto.emplace();
+      veto->code = VetoCode::cannot_inspect;
+      veto->path = file;
+      veto->reason = "it changed each of the " + std::to_string(IdentityChecks::k_most_asks)
+                     + " times fsguard compared it with the server's report of " + raw
+                     + ", so fsguard could not prove it is the file the server would write";
     }
     m_identity.forget_asks(file);
-    if (!difference || verdict.veto) {
-      continue;
+    if (veto && !verdict.veto) {
+      verdict.veto = std::move(veto);
     }
-    if (report.server.outcome == ServerFileReport::Outcome::unknown) {
-      // No answer, or the server's error: nothing shows another file, and
-      // a retry may well go through (as verify: upstream's own reads).
-      verdict.veto.emplace();
-      verdict.veto->code = VetoCode::cannot_inspect;
-      verdict.veto->path = file;
-      verdict.veto->reason = "fsguard asked the server about " + raw
-                             + " before the change, and " + report.server.reason
-                             + ", so fsguard could not prove it is the file the server would write";
-      continue;
-    }
-    verdict.veto.emplace();
-    verdict.veto->code = VetoCode::not_visible;
-    verdict.veto->path = file;
-    verdict.veto->reason = directory_of(raw);
-    verdict.veto->cause = "fsguard asked the server about " + raw + " before the change: "
-                          + *difference + "; fsguard's " + file
-                          + " is not the file the server would write (a mount inside the "
-                            "served directory, a symlink that crosses mounts, or a path_map "
-                            "to another directory)";
   }
   if (verdict.waits) {
     verdict.veto.reset(); // decided when every file is proven or refused

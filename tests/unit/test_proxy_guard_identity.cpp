@@ -264,3 +264,21 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     CHECK(s.forwarded_ids().empty());
   }
 }
+
+TEST_SUITE("guard: the file fsguard checks is the server's")
+{
+  TEST_CASE("a file fsguard cannot stat is refused as cannot_inspect, not as another file")
+  {
+    Session s(mapped(), "test-client", "0.2.0", {"/projects/app"});
+    s.disk.write("/ws/a.txt", "one\n");
+    s.disk.fail_stat("/ws/a.txt", EACCES);
+    s.call(1, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "x\n"}});
+    REQUIRE(asked_about(s, "/projects/app/a.txt"));
+    const auto asked = nlohmann::json::parse(s.out.to_upstream.front().text());
+    s.answer_text(asked["id"], "size: 4\nmodified: Mon Nov 23 2026 10:00:00 GMT+0000 "
+                               "(Coordinated Universal Time)\nisDirectory: false");
+    REQUIRE(s.answered(1) == "cannot_inspect");
+    CHECK(s.client_text(1).find("fsguard cannot stat it") != std::string::npos);
+    CHECK(s.forwarded_ids().empty());
+  }
+}
