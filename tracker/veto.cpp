@@ -190,7 +190,9 @@ std::string veto_text(std::string_view tool, const Veto& veto, const ToolNames& 
   case VetoCode::cannot_inspect:
     text += "cannot inspect " + veto.path + " (" + veto.reason
             + "), so it cannot tell whether the write would overwrite changes "
-              "you have not seen. Make the file readable, read it, then retry.";
+              "you have not seen. "
+            + (veto.remedy.empty() ? std::string("Make the file readable, read it, then retry.")
+                                   : veto.remedy);
     break;
   case VetoCode::outside_confinement:
     text += veto.path + " is outside the directories this session is confined to "

@@ -48,6 +48,9 @@ struct Veto {
   std::optional<ContentHash> seen_hash;    // the content the agent last saw
   std::optional<ContentHash> current_hash; // the content on disk now
   std::string cause;          // who changed it: "outside fsguard", or the agent's own write
+  // cannot_inspect: what to do, where it is not to make the file readable
+  // and read it (the server did not answer about it, or it kept changing).
+  std::string remedy;
   std::string diff;           // unified diff from what the agent saw to the disk; "" if none
   bool diff_complete = false; // `diff` shows every changed line
   bool counts_as_read = false; // `diff` and a whole earlier read show the agent the whole file

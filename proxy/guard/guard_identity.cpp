@@ -56,6 +56,8 @@ std::optional<Veto> identity_veto(const std::string& file, const std::string& ra
     veto.reason = "fsguard asked the server about " + raw + " before the change, and "
                   + report.reason + ", so fsguard could not prove it is the file the server "
                   "would write";
+    veto.remedy = "Retry in a moment; if it happens again, tell the user the server does not "
+                  "answer fsguard's get_file_info (fsguard --check-setup shows the setup).";
     return veto;
   }
   veto.code = VetoCode::not_visible;
@@ -184,6 +186,8 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
       veto->reason = "it changed each of the " + std::to_string(IdentityChecks::k_most_asks)
                      + " times fsguard compared it with the server's report of " + raw
                      + ", so fsguard could not prove it is the file the server would write";
+      veto->remedy = "Wait until it holds still (a build or a formatter may be writing it), "
+                     "read it again, then retry.";
     }
     m_identity.forget_asks(file);
     if (veto && !verdict.veto) {

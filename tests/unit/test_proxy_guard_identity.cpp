@@ -133,6 +133,8 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     }
     REQUIRE(s.answered(2) == "cannot_inspect");
     CHECK(s.client_text(2).find("changed each of the 3 times") != std::string::npos);
+    CHECK(s.client_text(2).find("Wait until it holds still") != std::string::npos);
+    CHECK(s.client_text(2).find("Make the file readable") == std::string::npos);
     CHECK(s.forwarded_ids().empty());
   }
 
@@ -244,6 +246,7 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     REQUIRE(s.answered(1) == "cannot_inspect");
     CHECK(s.client_text(1).find("did not answer fsguard's get_file_info") != std::string::npos);
     CHECK(s.client_text(1).find("setup problem") == std::string::npos);
+    CHECK(s.client_text(1).find("Retry in a moment") != std::string::npos);
     CHECK(s.forwarded_ids().empty());
   }
 
