@@ -1,6 +1,7 @@
 #include "tracker/server_filesystem.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 
@@ -297,10 +298,18 @@ std::optional<std::string> file_info_value(std::string_view info, const std::str
   return std::nullopt;
 }
 
+std::int64_t node_shown_millisecond(std::int64_t seconds, std::int64_t nanoseconds)
+{
+  // Node's msFromTimeSpec() and dateFromMs(), in doubles as there.
+  const double ms = static_cast<double>(seconds) * 1e3 + static_cast<double>(nanoseconds) / 1e6;
+  const double whole = std::floor(ms);
+  return static_cast<std::int64_t>(whole) + (ms - whole >= 0.5 ? 1 : 0); // Math.round: ties up
+}
+
 std::int64_t node_shown_second(std::int64_t seconds, std::int64_t nanoseconds)
 {
-  constexpr std::int64_t k_rounds_up_ns = 999'500'000;
-  return seconds + (nanoseconds >= k_rounds_up_ns ? 1 : 0);
+  const std::int64_t ms = node_shown_millisecond(seconds, nanoseconds);
+  return ms / 1000 - (ms % 1000 < 0 ? 1 : 0); // the floor, before 1970 too
 }
 
 std::optional<std::int64_t> parse_created_seconds(std::string_view info)

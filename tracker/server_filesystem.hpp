@@ -57,10 +57,17 @@ std::optional<std::string> file_info_value(std::string_view info, const std::str
 // Nov 23 2026 08:39:57 GMT+0100 (…)"), as get_file_info shows its times.
 std::optional<std::int64_t> javascript_date_seconds(const std::string& text);
 
+// The millisecond since the epoch Node's fs.stat Date holds for a file
+// time of `seconds` and `nanoseconds`: Math.round of the double
+// seconds * 1e3 + nanoseconds / 1e6, computed as Node computes it, so a time
+// within about 120 ns below a half millisecond (where the double has no
+// finer step) rounds up as Node's does (measured with Node 20).
+std::int64_t node_shown_millisecond(std::int64_t seconds, std::int64_t nanoseconds);
+
 // The second Node's Date shows for a file time of `seconds` and
-// `nanoseconds`: Node rounds the time to the nearest millisecond first, so
-// the last half millisecond of a second shows as the next one (2 in 4,000
-// temporary directories, measured). Compare birth times in it.
+// `nanoseconds`: that of node_shown_millisecond(), so the last half
+// millisecond of a second shows as the next one (2 in 4,000 temporary
+// directories, measured). Compare birth times in it.
 std::int64_t node_shown_second(std::int64_t seconds, std::int64_t nanoseconds);
 
 // The allowed directories the server will adopt from a roots/list `result`

@@ -125,8 +125,22 @@ TEST_SUITE("server_filesystem: birth times")
   TEST_CASE("a birth time compares in the second Node shows, rounded to the millisecond first")
   {
     CHECK(node_shown_second(1'700'000'000, 0) == 1'700'000'000);
-    CHECK(node_shown_second(1'700'000'000, 999'499'999) == 1'700'000'000);
+    CHECK(node_shown_second(1'700'000'000, 999'499'800) == 1'700'000'000);
     CHECK(node_shown_second(1'700'000'000, 999'500'000) == 1'700'000'001); // 999.5 ms rounds up
     CHECK(node_shown_second(1'700'000'000, 999'999'999) == 1'700'000'001);
+    CHECK(node_shown_second(-1, 999'000'000) == -1); // 1969 still counts down
+  }
+
+  TEST_CASE("a file time shows as the millisecond Node's double arithmetic rounds it to")
+  {
+    // Measured with Node 20 (touch -d @1700000000.<ns>; fs.statSync().mtime.getTime()):
+    // a double near 1.7e12 ms has steps of 2^-12 ms, so a time a little
+    // below the half millisecond is already .5 there, and rounds up.
+    CHECK(node_shown_millisecond(1'700'000'000, 123'456'789) == 1'700'000'000'123);
+    CHECK(node_shown_millisecond(1'700'000'000, 499'877) == 1'700'000'000'000);
+    CHECK(node_shown_millisecond(1'700'000'000, 499'878) == 1'700'000'000'001);
+    CHECK(node_shown_millisecond(1'700'000'000, 999'499'877) == 1'700'000'000'999);
+    CHECK(node_shown_millisecond(1'700'000'000, 999'499'878) == 1'700'000'001'000);
+    CHECK(node_shown_second(1'700'000'000, 999'499'999) == 1'700'000'001);
   }
 }
