@@ -24,28 +24,51 @@ std::optional<std::int64_t> whole_number(const std::optional<std::string>& text)
   return value;
 }
 
+// The modification time of `stat` as Node shows it, to `precision`.
+ShownTime shown_modified(const FileStat& stat, ShownTime::Precision precision)
+{
+  std::int64_t ms = node_shown_millisecond(stat.mtime_ns / 1'000'000'000,
+                                           stat.mtime_ns % 1'000'000'000);
+  if (precision == ShownTime::Precision::second) {
+    ms -= ((ms % 1000) + 1000) % 1000; // the floor, before 1970 too
+  }
+  return ShownTime{ms, precision};
+}
+
+// "second 1795419597", or "second 1795419597.123" to the millisecond.
+std::string described(const ShownTime& time)
+{
+  const std::int64_t second = time.ms / 1000 - (time.ms % 1000 < 0 ? 1 : 0);
+  std::string text = "second " + std::to_string(second);
+  if (time.precision == ShownTime::Precision::millisecond) {
+    const std::string fraction = std::to_string(1000 + time.ms - second * 1000);
+    text += "." + fraction.substr(1);
+  }
+  return text;
+}
+
 std::string described(const ServerFileReport& report)
 {
   if (report.is_directory) {
     return "a directory";
   }
-  return "a file of " + std::to_string(report.size) + " bytes modified at second "
-         + std::to_string(report.modified_s);
+  return "a file of " + std::to_string(report.size) + " bytes modified at "
+         + described(report.modified);
 }
 
-std::string described(const FileStat& stat)
+std::string described(const FileStat& stat, ShownTime::Precision precision)
 {
   if (stat.is_directory()) {
     return "a directory";
   }
-  return "a file of " + std::to_string(stat.size) + " bytes modified at second "
-         + std::to_string(node_shown_second(stat.mtime_ns / 1'000'000'000,
-                                            stat.mtime_ns % 1'000'000'000));
+  return "a file of " + std::to_string(stat.size) + " bytes modified at "
+         + described(shown_modified(stat, precision));
 }
 
 } // namespace
 
-ServerFileReport parse_server_file_report(std::string_view text, bool is_error)
+ServerFileReport parse_server_file_report(std::string_view text, bool is_error,
+                                          FileInfoFormat format)
 {
   ServerFileReport report;
   if (is_error) {
@@ -60,17 +83,22 @@ ServerFileReport parse_server_file_report(std::string_view text, bool is_error)
     }
     return report;
   }
+  if (format == FileInfoFormat::none) {
+    report.reason = "fsguard does not know how this server's get_file_info shows a file";
+    return report;
+  }
+  // The first line of each key: desktop-commander appends a file's own
+  // metadata (a PDF's title, say) after these, where a line could repeat one.
   const auto size = whole_number(file_info_value(text, "size"));
-  const auto modified = file_info_value(text, "modified");
-  const auto modified_s = modified ? javascript_date_seconds(*modified) : std::nullopt;
+  const auto modified = file_info_time(text, "modified", format);
   const auto directory = file_info_value(text, "isDirectory");
-  if (!size || !modified_s || !directory || (*directory != "true" && *directory != "false")) {
+  if (!size || !modified || !directory || (*directory != "true" && *directory != "false")) {
     report.reason = "fsguard could not read the server's get_file_info answer";
     return report;
   }
   report.outcome = ServerFileReport::Outcome::exists;
   report.size = *size;
-  report.modified_s = *modified_s;
+  report.modified = *modified;
   report.is_directory = *directory == "true";
   return report;
 }
@@ -89,18 +117,20 @@ std::optional<std::string> identity_difference(const ServerFileReport& report,
     if (local_missing) {
       return std::nullopt;
     }
-    return "the server has no file there, fsguard sees " + described(*local);
+    return "the server has no file there, fsguard sees "
+           + described(*local, ShownTime::Precision::second);
   case ServerFileReport::Outcome::exists:
     break;
   }
   if (local_missing) {
     return "the server has " + described(report) + " there, fsguard sees none";
   }
-  const std::int64_t local_second =
-    node_shown_second(local->mtime_ns / 1'000'000'000, local->mtime_ns % 1'000'000'000);
-  const bool same_file = report.size == local->size && report.modified_s == local_second;
+  const ShownTime::Precision precision = report.modified.precision;
+  const bool same_file =
+    report.size == local->size && report.modified.ms == shown_modified(*local, precision).ms;
   if (report.is_directory != local->is_directory() || (!report.is_directory && !same_file)) {
-    return "the server has " + described(report) + " there, fsguard sees " + described(*local);
+    return "the server has " + described(report) + " there, fsguard sees "
+           + described(*local, precision);
   }
   return std::nullopt;
 }

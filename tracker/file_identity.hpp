@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "tracker/disk.hpp"
+#include "tracker/file_info.hpp"
 #include "tracker/file_state.hpp"
 #include "tracker/result.hpp"
 
@@ -22,22 +23,25 @@ struct ServerFileReport {
   enum class Outcome { exists, missing, unknown };
   Outcome outcome = Outcome::unknown;
   std::int64_t size = 0;          // exists
-  std::int64_t modified_s = 0;    // exists: the modification time, in whole seconds
+  ShownTime modified;             // exists: the modification time, as the server shows it
   bool is_directory = false;      // exists
   std::string reason;             // unknown: why, in the server's words
 };
 
-// The report in the text of server-filesystem's get_file_info result
-// ("size: 12\nmodified: Mon Nov 23 2026 …\nisDirectory: false…"), or in
-// its error text (`is_error`): Node's ENOENT, or a missing parent, is a
-// missing file; anything else, or a text of another shape, is unknown.
-ServerFileReport parse_server_file_report(std::string_view text, bool is_error);
+// The report in the text of a get_file_info result written in `format`
+// ("size: 12\nmodified: Mon Nov 23 2026 …\nisDirectory: false…", or
+// desktop-commander's `modified: "2026-11-23T07:39:57.123Z"`), or in its
+// error text (`is_error`): Node's ENOENT, or a missing parent, is a missing
+// file; anything else, a text of another shape, or a `format` of none, is unknown.
+ServerFileReport parse_server_file_report(std::string_view text, bool is_error,
+                                          FileInfoFormat format);
 
 // Why fsguard's `local` stat of a path (a missing file: an error of ENOENT)
 // shows another file than the server's `report` of it; nothing when they
 // agree (both missing; or both there, of one type, size, and modification
-// second as Node shows it). Timestamps alone prove little, so size and
-// existence are compared too; a report fsguard could not read is a difference.
+// time as Node shows it, to the second or the millisecond the report
+// gives). Timestamps alone prove little, so size and existence are
+// compared too; a report fsguard could not read is a difference.
 std::optional<std::string> identity_difference(const ServerFileReport& report,
                                                const Result<FileStat, DiskError>& local);
 

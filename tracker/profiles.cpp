@@ -52,6 +52,10 @@ Profile agent_infra_filesystem()
   add_others(tools, {"create_directory", "list_directory", "directory_tree", "search_files",
                      "get_file_info"});
   profile.unguarded = {{"list_allowed_directories", k_names_no_file}};
+  // Its get_file_info prints fs.stat's fields as the reference server
+  // does: "ENOENT: …", or "Parent directory does not exist: /p/d" for a
+  // missing parent.
+  profile.file_info = FileInfoFormat::date_text;
   return profile;
 }
 
@@ -92,6 +96,10 @@ Profile desktop_commander()
   move.destination_argument = "destination";
   tools["move_file"] = move;
   add_others(tools, {"create_directory", "list_directory", "get_file_info"});
+  // Its get_file_info writes each Date with JSON.stringify (to the
+  // millisecond), and errors as "Error: ENOENT: …", a missing parent too
+  // (dist/handlers/filesystem-handlers.js, handleGetFileInfo).
+  profile.file_info = FileInfoFormat::iso_json;
   constexpr const char* k_shell =
     "runs any shell command, which can write any file; fsguard cannot see which files a "
     "command touches";
@@ -155,7 +163,7 @@ std::optional<Profile> profile_named(std::string_view name)
 {
   if (name == "server-filesystem") {
     return Profile{"server-filesystem", server_filesystem_tools(), PathRules::server_filesystem,
-                   {{"list_allowed_directories", k_names_no_file}}};
+                   {{"list_allowed_directories", k_names_no_file}}, FileInfoFormat::date_text};
   }
   if (name == "agent-infra-filesystem") {
     return agent_infra_filesystem();

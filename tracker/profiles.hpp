@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "tracker/file_info.hpp"
 #include "tracker/path.hpp"
 #include "tracker/tool_map.hpp"
 
@@ -19,6 +20,9 @@ struct Profile {
   // The server's other tools, reviewed and passed through unguarded, each
   // with the reason fsguard does not (or cannot) guard it.
   std::map<std::string, std::string, std::less<>> unguarded = {};
+  // How its get_file_info shows a file, which fsguard asks before a change
+  // under path_map; none: it has no such tool fsguard knows.
+  FileInfoFormat file_info = FileInfoFormat::none;
 };
 
 // The tools of @modelcontextprotocol/server-filesystem.

@@ -142,7 +142,7 @@ bool Guard::on_upstream_response(Ledger::Answered answered_by_key, const std::st
     on_verify_answer(key, read_outcome(answer), out, now);
     return false;
   case Expectation::own_identity:
-    on_identity_answer(key, identity_outcome(answer.tree()), out, now);
+    on_identity_answer(key, identity_outcome(answer.tree(), m_paths.file_info_format()), out, now);
     return false;
   case Expectation::guarded_call:
     break;

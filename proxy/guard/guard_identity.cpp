@@ -88,7 +88,7 @@ std::string Guard::why_check_each_change() const
 bool Guard::reads_file_info() const
 {
   // The profiles whose get_file_info text tracker/file_identity reads.
-  return tools().contains("get_file_info") && m_paths.reads_roots();
+  return tools().contains("get_file_info") && m_paths.reads_file_info();
 }
 
 std::vector<std::size_t> Guard::identity_files(const CallInFlight& call) const

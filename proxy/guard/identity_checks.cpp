@@ -21,7 +21,7 @@ std::string identity_request(const std::string& id, const std::string& path,
   return own_request_line(message, envelope);
 }
 
-ServerFileReport identity_outcome(const nlohmann::json& response)
+ServerFileReport identity_outcome(const nlohmann::json& response, FileInfoFormat format)
 {
   const auto& result = member(response, "result");
   const auto& content = member(result, "content");
@@ -36,7 +36,7 @@ ServerFileReport identity_outcome(const nlohmann::json& response)
   }
   const auto& is_error = member(result, "isError");
   return parse_server_file_report(text.get_ref<const std::string&>(),
-                                  is_error.is_boolean() && is_error.get<bool>());
+                                  is_error.is_boolean() && is_error.get<bool>(), format);
 }
 
 void IdentityChecks::asked(const std::string& file, std::string key, Clock::time_point now,

@@ -28,8 +28,8 @@ namespace fsguard {
 std::string identity_request(const std::string& id, const std::string& path,
                              const nlohmann::json& envelope);
 
-// What the upstream's answer `response` to such a request reports.
-ServerFileReport identity_outcome(const nlohmann::json& response);
+// What the upstream's answer `response` to such a request reports, in the server's `format`.
+ServerFileReport identity_outcome(const nlohmann::json& response, FileInfoFormat format);
 
 // The server's report of a file, with what fsguard saw of it when it asked.
 struct IdentityReport {

@@ -2,6 +2,7 @@
 
 #include "proxy/jsonrpc/message.hpp"
 #include "proxy/jsonrpc/protocol_era.hpp"
+#include "tracker/file_info.hpp"
 #include "tracker/joined.hpp"
 
 namespace fsguard {
@@ -225,8 +226,13 @@ void ServerPaths::on_probe_result(const nlohmann::json& response, const std::str
   const auto& content = member(member(response, "result"), "content");
   const auto& text = content.is_array() && !content.empty() ? member(content.front(), "text")
                                                             : nlohmann::json();
+  const auto created = text.is_string() ? file_info_time(text.get_ref<const std::string&>(),
+                                                        "created", m_profile.file_info)
+                                         : std::nullopt;
+  // In whole seconds, as the Disk gives birth times (towards zero: a time
+  // before 1970 is taken for none below anyway).
   const auto server_born =
-    text.is_string() ? parse_created_seconds(text.get_ref<const std::string&>()) : std::nullopt;
+    created ? std::optional<std::int64_t>(created->ms / 1000) : std::nullopt;
   const auto local = m_context.map.to_local(lexically_normal(directory));
   const auto local_born = local ? m_disk.birth_seconds(*local) : std::nullopt;
   // A birth time of 0 is Node's for a filesystem that keeps none.

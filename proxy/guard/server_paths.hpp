@@ -39,6 +39,11 @@ public:
   // The upstream's tools as the profile maps them (before detection: the
   // server-filesystem map, so nothing slips through while it is unknown).
   const ToolMap& tools() const { return m_profile.tools; }
+  // How the server's get_file_info shows a file (none before detection, or
+  // for a server fsguard has no profile for).
+  FileInfoFormat file_info_format() const { return m_profile.file_info; }
+  // Whether fsguard can read the server's get_file_info answers.
+  bool reads_file_info() const { return m_profile.file_info != FileInfoFormat::none; }
 
   // Whether the config maps the tools itself (then an unknown server is
   // guarded by that map, not left unguarded).

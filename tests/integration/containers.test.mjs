@@ -13,8 +13,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  FSGUARD_BIN, SERVER_FS_SCRIPT, callTool, connect, makeWorkspace, spawnRawFor, textOf, vetoCode,
-  vetoMeta,
+  FSGUARD_BIN, SERVER_FS_SCRIPT, TESTS_DIR, callTool, connect, makeWorkspace, spawnRawFor, textOf,
+  vetoCode, vetoMeta,
 } from './lib/harness.mjs';
 
 const canUnshare = spawnSync('unshare', ['-m', '--propagation', 'private', 'true']).status === 0;
@@ -26,16 +26,36 @@ const ORIGINAL = 'written before the session\n';
  * The upstream command: server-filesystem on `serverDir`, in a mount
  * namespace of its own where `mounts` ([from, to] pairs, from fsguard's
  * side) are bound after `tmpfsAt` (a directory) is covered with a tmpfs.
- * `serverDir` is one directory or a list of them.
+ * `serverDir` is one directory or a list of them; `command` (the server's
+ * command line) replaces server-filesystem.
  */
-function namespacedServer({ tmpfsAt, mounts, serverDir }) {
+function namespacedServer({ tmpfsAt, mounts, serverDir, command }) {
   const steps = [];
   if (tmpfsAt) steps.push(`mount -t tmpfs none '${tmpfsAt}'`);
   for (const [from, to] of mounts) steps.push(`mkdir -p '${to}' && mount --bind '${from}' '${to}'`);
-  const served = [].concat(serverDir).map((dir) => `'${dir}'`).join(' ');
-  steps.push(`exec '${process.execPath}' '${SERVER_FS_SCRIPT}' ${served}`);
+  const server = command ?? [process.execPath, SERVER_FS_SCRIPT, ...[].concat(serverDir)];
+  steps.push(`exec ${server.map((word) => `'${word}'`).join(' ')}`);
   return ['unshare', '-m', '--propagation', 'private', 'sh', '-c', steps.join(' && ')];
 }
+
+// The other servers fsguard has profiles for (pinned in tests/profiles):
+// the name of its profile, its command line serving `dir`, and what its
+// write_file needs besides path and content (desktop-commander refuses to
+// replace a file without an explicit mode).
+const PROFILES_DIR = path.resolve(TESTS_DIR, '..', 'profiles', 'node_modules');
+const PROFILE_SERVERS = [
+  {
+    profile: 'desktop-commander',
+    command: () => [process.execPath, path.join(PROFILES_DIR, '@wonderwhy-er/desktop-commander/dist/index.js')],
+    writing: { mode: 'rewrite' },
+  },
+  {
+    profile: 'agent-infra-filesystem',
+    command: (dir) => [process.execPath, path.join(PROFILES_DIR, '@agent-infra/mcp-server-filesystem/dist/index.js'),
+      '--allowed-directories', dir],
+    writing: {},
+  },
+];
 
 /** A workspace with a.txt, and an empty directory the server's paths live under. */
 function layout(t) {
@@ -49,14 +69,14 @@ function layout(t) {
   };
 }
 
-async function session(t, { upstream, config }) {
+async function session(t, { upstream, config, env }) {
   const extraArgs = [];
   if (config) {
     const file = path.join(fs.mkdtempSync(path.join(path.dirname(config.dir), 'cfg-')), 'fsguard.json');
     fs.writeFileSync(file, JSON.stringify(config.values));
     extraArgs.push('--config', file);
   }
-  const s = await connect({ upstream, extraArgs });
+  const s = await connect({ upstream, extraArgs, env });
   t.after(() => s.close());
   return { s, call: (name, args) => callTool(s.client, name, args) };
 }
@@ -338,3 +358,48 @@ test('check-setup does not say it guards writes where it must ask about each fil
   assert.equal(vetoCode(write), 'not_visible', textOf(write));
   assert.equal(fs.readFileSync(ws.file('project/a.txt'), 'utf8'), ORIGINAL);
 });
+
+for (const { profile, command, writing } of PROFILE_SERVERS) {
+  test(`${profile} with path_map: its own get_file_info decides each change: a write after a read passes, a write to a file mounted on its side only is refused`, { skip }, async (t) => {
+    assert.ok(fs.existsSync(command('/')[1]), 'run scripts/setup.sh to install tests/profiles');
+    const ws = makeWorkspace({ 'project/a.txt': ORIGINAL, 'notes/n.txt': 'the person\'s notes\n', 'projects/.keep': '' });
+    const home = makeWorkspace({}, 'fsguard-home-'); // desktop-commander keeps its config under $HOME
+    t.after(() => { ws.cleanup(); home.cleanup(); });
+    const [project, notes] = [ws.file('project'), ws.file('notes')];
+    const serverProject = ws.file('projects/project');
+    // As `-v ~/notes:/projects/project/notes`: fsguard sees only the empty mount point.
+    const upstream = namespacedServer({
+      tmpfsAt: ws.file('projects'),
+      mounts: [[project, serverProject], [notes, path.join(serverProject, 'notes')]],
+      command: command(serverProject),
+    });
+    const config = { dir: ws.dir, values: { path_map: { [serverProject]: project } } };
+    const { call } = await session(t, { upstream, config, env: { HOME: home.dir } });
+    const target = path.join(serverProject, 'a.txt');
+
+    // Each write below passes only where fsguard read the server's report
+    // of the file: one it cannot read is refused (not_visible).
+    const blind = await call('write_file', { path: target, content: 'blind\n', ...writing });
+    assert.equal(vetoCode(blind), 'not_read', textOf(blind));
+    const read = await call('read_file', { path: target });
+    assert.match(textOf(read), /written before the session/);
+    const write = await call('write_file', { path: target, content: 'agent\n', ...writing });
+    assert.equal(vetoCode(write), undefined, textOf(write));
+    assert.equal(fs.readFileSync(path.join(project, 'a.txt'), 'utf8'), 'agent\n');
+    // Its own write, then another: its report of the file (to the
+    // millisecond, for desktop-commander) is still fsguard's.
+    const again = await call('write_file', { path: target, content: 'agent again\n', ...writing });
+    assert.equal(vetoCode(again), undefined, textOf(again));
+    assert.equal(fs.readFileSync(path.join(project, 'a.txt'), 'utf8'), 'agent again\n');
+
+    // A file only the server sees: never taken for a new one.
+    const mounted = await call('write_file', { path: path.join(serverProject, 'notes/n.txt'), content: 'blind\n', ...writing });
+    assert.equal(vetoCode(mounted), 'not_visible', textOf(mounted));
+    assert.match(textOf(mounted), /the server has a file of 19 bytes/);
+    assert.equal(fs.readFileSync(path.join(notes, 'n.txt'), 'utf8'), 'the person\'s notes\n');
+    // A file new on both sides is written.
+    const created = await call('write_file', { path: path.join(serverProject, 'new.txt'), content: 'new\n', ...writing });
+    assert.equal(vetoCode(created), undefined, textOf(created));
+    assert.equal(fs.readFileSync(path.join(project, 'new.txt'), 'utf8'), 'new\n');
+  });
+}

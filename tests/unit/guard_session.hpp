@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <string>
 
@@ -229,25 +231,37 @@ struct Session {
 
   // Answers fsguard's get_file_info of a file before a change (path_map),
   // sent in the last step, as server-filesystem would of the fake disk's
-  // `local`: its size, modification second and type, or ENOENT.
-  void answer_file_info(const std::string& local)
+  // `local`: its size, modification second and type, or ENOENT. With
+  // `format` iso_json, as desktop-commander would: the time quoted, to the
+  // millisecond, and "Error: " before ENOENT.
+  void answer_file_info(const std::string& local,
+                        FileInfoFormat format = FileInfoFormat::date_text)
   {
     REQUIRE_FALSE(out.to_upstream.empty());
     const auto asked = nlohmann::json::parse(out.to_upstream.back().text());
     REQUIRE(asked["params"]["name"] == "get_file_info");
     const auto found = disk.stat(local);
+    const bool commander = format == FileInfoFormat::iso_json;
     if (!found) {
-      const std::string text = "ENOENT: no such file or directory, stat '"
+      const std::string text = std::string(commander ? "Error: " : "")
+                               + "ENOENT: no such file or directory, stat '"
                                + asked["params"]["arguments"]["path"].get<std::string>() + "'";
       CHECK_FALSE(answer(asked["id"], {{"content", {{{"type", "text"}, {"text", text}}}},
                                        {"isError", true}}));
       return;
     }
+    const std::int64_t ms =
+      node_shown_millisecond(found->mtime_ns / 1'000'000'000, found->mtime_ns % 1'000'000'000);
+    const auto when = static_cast<std::time_t>(ms / 1000);
     char modified[96];
-    const auto when = static_cast<std::time_t>(
-      node_shown_second(found->mtime_ns / 1'000'000'000, found->mtime_ns % 1'000'000'000));
-    std::strftime(modified, sizeof modified,
-                  "%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)", std::gmtime(&when));
+    if (commander) {
+      std::strftime(modified, sizeof modified, "\"%Y-%m-%dT%H:%M:%S", std::gmtime(&when));
+      std::snprintf(modified + std::strlen(modified), 8, ".%03dZ\"", static_cast<int>(ms % 1000));
+    } else {
+      std::strftime(modified, sizeof modified,
+                    "%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)",
+                    std::gmtime(&when));
+    }
     CHECK_FALSE(answer_text(asked["id"], "size: " + std::to_string(found->size)
                                            + "\nmodified: " + modified + "\nisDirectory: "
                                            + (found->is_directory() ? "true" : "false")));

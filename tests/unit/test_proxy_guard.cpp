@@ -1625,6 +1625,99 @@ TEST_SUITE("guard: servers that see other paths")
   }
 }
 
+TEST_SUITE("guard: path_map with the other profiles' get_file_info")
+{
+  const PathMap k_map({PathMapping{"/projects/app", "/ws"}});
+
+  // A session with desktop-commander under path_map.
+  const auto commander = [](Session& s) {
+    s.initialize();
+    s.answer(0, {{"serverInfo", {{"name", "desktop-commander"}, {"version", "0.2.52"}}}});
+  };
+
+  TEST_CASE("with path_map, a desktop-commander change waits for its get_file_info, read in its "
+            "format: the same file is changed")
+  {
+    GuardSettings settings;
+    settings.path_map = k_map;
+    Session s{Session::Uninitialized{}, settings};
+    commander(s);
+    s.disk.write("/ws/a.txt", "one\n");
+    s.disk.advance(10'000'000'000LL);
+    s.call(1, "read_file", {{"path", "/projects/app/a.txt"}});
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{1});
+    s.answer_text(1, "[Reading 1 lines from start (total: 1 lines, 0 remaining)]\none\n");
+    s.call(2, "write_file", {{"path", "/projects/app/a.txt"}, {"content", "two\n"},
+                             {"mode", "rewrite"}});
+    REQUIRE(s.forwarded_ids().size() == 1);
+    CHECK(s.forwarded_ids().front() != 2); // fsguard's question first
+    s.answer_file_info("/ws/a.txt", FileInfoFormat::iso_json);
+    CHECK(s.answered(2) == "");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    // A new file, missing on both sides ("Error: ENOENT"), is written.
+    s.call(3, "write_file", {{"path", "/projects/app/new.txt"}, {"content", "x\n"}});
+    s.answer_file_info("/ws/new.txt", FileInfoFormat::iso_json);
+    CHECK(s.answered(3) == "");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
+  }
+
+  TEST_CASE("with path_map, a desktop-commander change to a file the server sees otherwise is "
+            "refused, down to another millisecond of the same second")
+  {
+    GuardSettings settings;
+    settings.path_map = k_map;
+    Session s{Session::Uninitialized{}, settings};
+    commander(s);
+    // fsguard sees no notes/n.txt (an empty mount point); the server has one.
+    s.disk.make_directory("/elsewhere");
+    s.disk.write("/elsewhere/n.txt", "the server's notes\n");
+    s.call(1, "write_file", {{"path", "/projects/app/notes/n.txt"}, {"content", "x\n"}});
+    s.answer_file_info("/elsewhere/n.txt", FileInfoFormat::iso_json);
+    REQUIRE(s.answered(1) == "not_visible");
+    CHECK(s.client_text(1).find("the server has a file of 19 bytes") != std::string::npos);
+    // Of one size and second, 300 ms apart: server-filesystem's text could
+    // not tell them, desktop-commander's does.
+    s.disk.write("/ws/b.txt", "fsguard's b\n");
+    s.disk.set_mtime("/ws/b.txt", 1'700'000'000'100'000'000);
+    s.disk.make_directory("/other");
+    s.disk.write("/other/b.txt", "servers' b\n");
+    s.disk.set_mtime("/other/b.txt", 1'700'000'000'400'000'000);
+    s.disk.advance(10'000'000'000LL);
+    s.call(2, "edit_block", {{"file_path", "/projects/app/b.txt"}, {"old_string", "b"},
+                             {"new_string", "c"}});
+    s.answer_file_info("/other/b.txt", FileInfoFormat::iso_json);
+    REQUIRE(s.answered(2) == "not_visible");
+    CHECK(s.client_text(2).find("modified at second 1700000000.400 there, fsguard sees a file of "
+                                "12 bytes modified at second 1700000000.100")
+          != std::string::npos);
+  }
+
+  TEST_CASE("with path_map, an agent-infra change waits for its get_file_info; its missing parent "
+            "is a missing file")
+  {
+    GuardSettings settings;
+    settings.path_map = k_map;
+    Session s(settings, "test-client", "1.2.29"); // @agent-infra's fork
+    s.disk.make_directory("/elsewhere");
+    s.disk.write("/elsewhere/n.txt", "the server's notes\n");
+    s.call(1, "write_file", {{"path", "/projects/app/notes/n.txt"}, {"content", "x\n"}});
+    REQUIRE(s.forwarded_ids().size() == 1);
+    CHECK(s.forwarded_ids().front() != 1);
+    s.answer_file_info("/elsewhere/n.txt");
+    CHECK(s.answered(1) == "not_visible");
+    // Its own words for a file whose directory is missing, without "Error: ".
+    s.call(2, "write_file", {{"path", "/projects/app/nodir/new.txt"}, {"content", "x\n"}});
+    const auto asked = nlohmann::json::parse(s.out.to_upstream.back().text());
+    CHECK(asked["params"]["arguments"]["path"] == "/projects/app/nodir/new.txt");
+    s.answer(asked["id"], {{"content", {{{"type", "text"},
+                                         {"text", "Parent directory does not exist: "
+                                                  "/projects/app/nodir"}}}},
+                           {"isError", true}});
+    CHECK(s.answered(2) == "");
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+}
+
 TEST_SUITE("guard: servers that see other directories")
 {
   const auto roots_to_srv = [](Session& s, std::int64_t born) {
