@@ -190,6 +190,11 @@ std::optional<Profile> profile_for_server(std::string_view server_name,
   return std::nullopt;
 }
 
+bool reads_file_info(const Profile& profile, const ToolMap& tools)
+{
+  return profile.file_info != FileInfoFormat::none && tools.contains("get_file_info");
+}
+
 std::string profile_names()
 {
   return "server-filesystem, agent-infra-filesystem, desktop-commander";

@@ -25,6 +25,10 @@ struct Profile {
   FileInfoFormat file_info = FileInfoFormat::none;
 };
 
+// Whether fsguard reads the answers of `tools`' get_file_info, by the
+// format of `profile` (the server's): both must have it.
+bool reads_file_info(const Profile& profile, const ToolMap& tools);
+
 // The tools of @modelcontextprotocol/server-filesystem.
 ToolMap server_filesystem_tools();
 

@@ -196,23 +196,10 @@ Task<std::string> check_directory(Conversation& upstream, const std::string& dir
          "subdirectories)";
 }
 
-// Why fsguard will ask the server about each file before a change, in
-// this setup; "" if it will not (see Guard::why_check_each_change).
-std::string why_check_each_change(const Config& config, const std::optional<std::string>& elsewhere)
-{
-  if (config.identity_check == IdentityCheck::every_change) {
-    return "identity_check is \"every_change\"";
-  }
-  if (!config.path_map.empty()) {
-    return "path_map maps the server's paths to fsguard's";
-  }
-  return elsewhere.value_or("");
-}
-
 // Whether the guard reads the server's get_file_info (see
 // Guard::reads_file_info): its tools (`config`'s map, or the profile of the
-// server that introduced itself as `server`) hold it, and the profile's
-// path rules are server-filesystem's.
+// server that introduced itself as `server`) hold it, and fsguard reads
+// the profile's format.
 bool reads_file_info(const Config& config, const nlohmann::json& server)
 {
   const auto& name = member(server, "name");
@@ -222,10 +209,7 @@ bool reads_file_info(const Config& config, const nlohmann::json& server)
       ? profile_named(config.profile)
       : profile_for_server(name.is_string() ? name.get_ref<const std::string&>() : "",
                            version.is_string() ? version.get_ref<const std::string&>() : "");
-  if (!profile || profile->rules != PathRules::server_filesystem) {
-    return false;
-  }
-  return (config.tools ? *config.tools : profile->tools).contains("get_file_info");
+  return profile && fsguard::reads_file_info(*profile, config.tools ? *config.tools : profile->tools);
 }
 
 Task<int> run_check(Upstream& upstream, const Config& config,
@@ -264,7 +248,8 @@ Task<int> run_check(Upstream& upstream, const Config& config,
     co_return 0;
   }
   // The server's processes run by now.
-  const std::string why_each = why_check_each_change(config, upstream_runs_elsewhere(upstream, command));
+  const std::string why_each = why_check_each_change(
+    config.identity_check, config.path_map, upstream_runs_elsewhere(upstream, command).value_or(""));
   const bool checks_each_change = !why_each.empty();
   std::printf("the upstream's allowed directories, as fsguard sees them:\n");
   int unseen = 0;

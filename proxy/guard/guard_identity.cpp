@@ -76,19 +76,13 @@ std::string Guard::why_check_each_change() const
   if (view()) {
     return ""; // verify: upstream decides on the server's own text
   }
-  if (m_settings.identity_check == IdentityCheck::every_change) {
-    return "identity_check is \"every_change\"";
-  }
-  if (!m_paths.context().map.empty()) {
-    return "path_map maps the server's paths to fsguard's";
-  }
-  return m_paths.elsewhere();
+  return fsguard::why_check_each_change(m_settings.identity_check, m_paths.context().map,
+                                        m_paths.elsewhere());
 }
 
 bool Guard::reads_file_info() const
 {
-  // The profiles whose get_file_info text tracker/file_identity reads.
-  return tools().contains("get_file_info") && m_paths.reads_file_info();
+  return fsguard::reads_file_info(m_paths.profile(), tools());
 }
 
 std::vector<std::size_t> Guard::identity_files(const CallInFlight& call) const

@@ -80,4 +80,16 @@ std::string_view to_string(IdentityCheck check)
   return check == IdentityCheck::every_change ? "every_change" : "auto";
 }
 
+std::string why_check_each_change(IdentityCheck check, const PathMap& map,
+                                  const std::string& elsewhere)
+{
+  if (check == IdentityCheck::every_change) {
+    return "identity_check is \"every_change\"";
+  }
+  if (!map.empty()) {
+    return "path_map maps the server's paths to fsguard's";
+  }
+  return elsewhere;
+}
+
 } // namespace fsguard

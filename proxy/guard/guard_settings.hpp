@@ -71,6 +71,12 @@ enum class IdentityCheck {
 std::optional<IdentityCheck> parse_identity_check(std::string_view name);
 std::string_view to_string(IdentityCheck check);
 
+// Why each change's files are asked of the server before it goes, with
+// `check`, `map`, and why the upstream may run elsewhere (`elsewhere`, ""
+// when it runs in fsguard's view); "" when fsguard's paths are the server's.
+std::string why_check_each_change(IdentityCheck check, const PathMap& map,
+                                  const std::string& elsewhere);
+
 std::optional<StaleEdit> parse_stale_edit(std::string_view name);
 std::string_view to_string(StaleEdit stale_edit);
 std::optional<StaleWrite> parse_stale_write(std::string_view name);

@@ -42,8 +42,8 @@ public:
   // How the server's get_file_info shows a file (none before detection, or
   // for a server fsguard has no profile for).
   FileInfoFormat file_info_format() const { return m_profile.file_info; }
-  // Whether fsguard can read the server's get_file_info answers.
-  bool reads_file_info() const { return m_profile.file_info != FileInfoFormat::none; }
+  // The server's profile (before detection: server-filesystem's tools).
+  const Profile& profile() const { return m_profile; }
 
   // Whether the config maps the tools itself (then an unknown server is
   // guarded by that map, not left unguarded).

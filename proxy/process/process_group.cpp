@@ -1,14 +1,14 @@
 #include "proxy/process/process_group.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <array>
-
-#include <filesystem>
-#include <sstream>
-#include <system_error>
+#include <cerrno>
+#include <charconv>
+#include <memory>
 #include <unordered_map>
 
 #include "tracker/server_runners.hpp"
@@ -17,15 +17,26 @@ namespace fsguard {
 
 namespace {
 
-// What the link /proc/<pid>/<name> points at; nothing if it cannot be read.
-std::optional<std::string> proc_link(const std::string& pid, const char* name)
+struct ProcessEntry {
+  ProcessInfo info;
+  pid_t parent = 0;
+  pid_t group = 0;
+};
+
+struct DirectoryCloser {
+  void operator()(DIR* directory) const { ::closedir(directory); }
+};
+using Directory = std::unique_ptr<DIR, DirectoryCloser>;
+
+// The link `path` points at; nothing if it cannot be read.
+std::optional<std::string> link_target(const std::string& path)
 {
-  std::error_code error;
-  auto target = std::filesystem::read_symlink("/proc/" + pid + "/" + name, error);
-  if (error) {
+  std::array<char, 256> buffer{};
+  const ssize_t count = ::readlink(path.c_str(), buffer.data(), buffer.size());
+  if (count < 0 || static_cast<std::size_t>(count) == buffer.size()) {
     return std::nullopt;
   }
-  return target.string();
+  return std::string(buffer.data(), static_cast<std::size_t>(count));
 }
 
 // The first bytes of the file at `path` (a /proc file: read in one call);
@@ -42,43 +53,59 @@ std::string first_bytes(const std::string& path)
   return count > 0 ? std::string(buffer.data(), static_cast<std::size_t>(count)) : std::string();
 }
 
-} // namespace
-
-namespace {
-
-struct ProcessEntry {
-  GroupMember member;
-  pid_t parent = 0;
-  pid_t group = 0;
-};
-
-// Every process /proc shows.
-std::vector<ProcessEntry> all_processes()
+std::optional<long> whole_number(std::string_view text)
 {
+  long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// The process /proc/<pid>/stat describes: "pid (comm) state ppid pgrp ...",
+// where comm may hold spaces and parentheses.
+std::optional<ProcessEntry> read_process(pid_t pid)
+{
+  const std::string stat = first_bytes("/proc/" + std::to_string(pid) + "/stat");
+  const auto open = stat.find('(');
+  const auto close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open
+      || close + 2 >= stat.size()) {
+    return std::nullopt;
+  }
+  std::string_view fields = std::string_view(stat).substr(close + 2);
+  std::array<std::string_view, 3> first{}; // state, ppid, pgrp
+  for (auto& field : first) {
+    const auto space = fields.find(' ');
+    if (space == std::string_view::npos) {
+      return std::nullopt;
+    }
+    field = fields.substr(0, space);
+    fields.remove_prefix(space + 1);
+  }
+  const auto parent = whole_number(first[1]);
+  const auto group = whole_number(first[2]);
+  if (first[0].size() != 1 || !parent || !group) {
+    return std::nullopt;
+  }
+  return ProcessEntry{ProcessInfo{pid, stat.substr(open + 1, close - open - 1), first[0][0]},
+                      static_cast<pid_t>(*parent), static_cast<pid_t>(*group)};
+}
+
+// Every process /proc shows; nothing if /proc cannot be read.
+std::optional<std::vector<ProcessEntry>> all_processes()
+{
+  const Directory proc(::opendir("/proc"));
+  if (!proc) {
+    return std::nullopt;
+  }
   std::vector<ProcessEntry> processes;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    // /proc/<pid>/stat is "pid (comm) state ppid pgrp ...", and comm may
-    // hold spaces and parentheses.
-    const std::string stat = first_bytes("/proc/" + name + "/stat");
-    const auto open = stat.find('(');
-    const auto close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close < open) {
-      continue;
-    }
-    std::istringstream fields(stat.substr(close + 1));
-    char state = 0;
-    long parent = 0;
-    long process_group = 0;
-    if (fields >> state >> parent >> process_group) {
-      processes.push_back(ProcessEntry{
-        GroupMember{static_cast<pid_t>(std::stol(name)), stat.substr(open + 1, close - open - 1),
-                    state},
-        static_cast<pid_t>(parent), static_cast<pid_t>(process_group)});
+  while (const dirent* entry = ::readdir(proc.get())) {
+    if (const auto pid = whole_number(entry->d_name); pid && *pid > 0) {
+      if (auto process = read_process(static_cast<pid_t>(*pid))) {
+        processes.push_back(std::move(*process));
+      }
     }
   }
   return processes;
@@ -86,23 +113,23 @@ std::vector<ProcessEntry> all_processes()
 
 } // namespace
 
-std::vector<GroupMember> group_members(pid_t group)
+std::vector<ProcessInfo> group_members(pid_t group)
 {
-  std::vector<GroupMember> members;
-  for (auto& process : all_processes()) {
+  std::vector<ProcessInfo> members;
+  for (auto& process : all_processes().value_or(std::vector<ProcessEntry>{})) {
     if (process.group == group) {
-      members.push_back(std::move(process.member));
+      members.push_back(std::move(process.info));
     }
   }
   return members;
 }
 
-std::vector<GroupMember> upstream_processes(pid_t group)
+std::vector<ProcessInfo> upstream_processes(pid_t group)
 {
-  const std::vector<ProcessEntry> processes = all_processes();
+  const std::vector<ProcessEntry> processes = all_processes().value_or(std::vector<ProcessEntry>{});
   std::unordered_map<pid_t, pid_t> parents;
   for (const auto& process : processes) {
-    parents[process.member.pid] = process.parent;
+    parents[process.info.pid] = process.parent;
   }
   const auto descends = [&](pid_t pid) {
     // Bounded: a chain of parents cannot be longer than the table.
@@ -118,10 +145,10 @@ std::vector<GroupMember> upstream_processes(pid_t group)
     }
     return false;
   };
-  std::vector<GroupMember> members;
+  std::vector<ProcessInfo> members;
   for (const auto& process : processes) {
-    if (process.group == group || descends(process.member.pid)) {
-      members.push_back(process.member);
+    if (process.group == group || descends(process.info.pid)) {
+      members.push_back(process.info);
     }
   }
   return members;
@@ -129,8 +156,11 @@ std::vector<GroupMember> upstream_processes(pid_t group)
 
 std::optional<std::string> group_runs_elsewhere(pid_t group)
 {
-  const auto own_namespace = proc_link("self", "ns/mnt");
-  const auto own_root = proc_link("self", "root");
+  const auto own_namespace = link_target("/proc/self/ns/mnt");
+  const auto own_root = link_target("/proc/self/root");
+  if (!own_namespace || !own_root) {
+    return std::string("fsguard cannot read /proc to tell where the upstream runs");
+  }
   for (const auto& member : upstream_processes(group)) {
     if (member.state == 'Z' || member.state == 'X') {
       continue;
@@ -140,14 +170,14 @@ std::optional<std::string> group_runs_elsewhere(pid_t group)
     if (auto runner = elsewhere_runner(member.name)) {
       return process + " is " + *runner;
     }
-    const std::string pid = std::to_string(member.pid);
-    const auto mount_namespace = proc_link(pid, "ns/mnt");
-    const auto root = proc_link(pid, "root");
+    const std::string proc = "/proc/" + std::to_string(member.pid);
+    const auto mount_namespace = link_target(proc + "/ns/mnt");
+    const auto root = link_target(proc + "/root");
     if (!mount_namespace || !root) {
-      if (::kill(member.pid, 0) != 0) {
-        continue; // it has exited meanwhile
+      if (::kill(member.pid, 0) != 0 && errno == ESRCH) {
+        continue; // it has exited meanwhile (EPERM: alive, another user's)
       }
-      return "fsguard cannot read " + process + "'s mount namespace";
+      return "fsguard cannot read " + process + "'s mount namespace (another user's process)";
     }
     if (mount_namespace != own_namespace) {
       return process + " runs in another mount namespace";

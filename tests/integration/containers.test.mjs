@@ -401,5 +401,14 @@ for (const { profile, command, writing } of PROFILE_SERVERS) {
     const created = await call('write_file', { path: path.join(serverProject, 'new.txt'), content: 'new\n', ...writing });
     assert.equal(vetoCode(created), undefined, textOf(created));
     assert.equal(fs.readFileSync(path.join(project, 'new.txt'), 'utf8'), 'new\n');
+
+    // --check-setup agrees with the session: fsguard reads this server's
+    // get_file_info (where the server lists its directories at all).
+    const configFile = path.join(ws.dir, 'check.json');
+    fs.writeFileSync(configFile, JSON.stringify(config.values));
+    const report = spawnSync(FSGUARD_BIN, ['--check-setup', '--config', configFile, ...upstream],
+      { encoding: 'utf8', timeout: 30_000, env: { ...process.env, HOME: home.dir } });
+    assert.doesNotMatch(report.stdout, /no get_file_info whose answer fsguard reads/, report.stdout);
+    assert.match(report.stdout, /asks the server about each file before a change|does not list allowed directories/, report.stdout);
   });
 }
