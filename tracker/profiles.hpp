@@ -21,7 +21,7 @@ struct Profile {
   // with the reason fsguard does not (or cannot) guard it.
   std::map<std::string, std::string, std::less<>> unguarded = {};
   // How its get_file_info shows a file, which fsguard asks before a change
-  // under path_map; none: it has no such tool fsguard knows.
+  // where its paths may not be the server's; none: no such tool fsguard reads.
   FileInfoFormat file_info = FileInfoFormat::none;
 };
 

@@ -134,15 +134,16 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
   }
   if (!reads_file_info()) {
     const std::string& raw = *call.what.paths[files.front()].raw;
-    Veto veto;
-    veto.code = VetoCode::not_visible;
-    veto.path = *call.files[files.front()];
-    veto.reason = directory_of(raw);
-    veto.cause = "fsguard must ask the server about " + raw + " before a change, as "
-                 + why_check_each_change() + ", but the server has no get_file_info whose "
-                 "answer fsguard reads, so fsguard cannot prove its file is the server's; "
-                 "\"verify\": \"upstream\" reads the file through the server instead";
-    verdict.veto = std::move(veto);
+    verdict.veto.emplace();
+    verdict.veto->code = VetoCode::cannot_inspect;
+    verdict.veto->path = *call.files[files.front()];
+    verdict.veto->reason = "fsguard must ask the server about " + raw + " before a change, as "
+                           + why_check_each_change() + ", but the server has no get_file_info "
+                           "whose answer fsguard reads, so fsguard cannot prove its file is the "
+                           "server's";
+    verdict.veto->remedy = "This is a setup problem that retrying will not fix: tell the user to "
+                           "set \"verify\": \"upstream\" in fsguard's config (without "
+                           "path_map), so that fsguard reads each file through the server.";
     return verdict;
   }
   // Every file asked about first: the questions go out together.
@@ -158,15 +159,18 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
   if (verdict.waits) {
     return verdict;
   }
+  // Each file judged; the reports are kept until the call is decided, so a
+  // file asked about again does not send the others' questions again.
+  std::vector<std::optional<Veto>> vetoes;
   for (const std::size_t index : files) {
     const std::string& file = *call.files[index];
     const std::string& raw = *call.what.paths[index].raw;
-    const IdentityReport report = *m_identity.known(file, call.sent_at);
+    const IdentityReport& report = *m_identity.known(file, call.sent_at);
     const auto local = m_disk.stat(file);
     auto veto = identity_veto(file, raw, report.server, local);
-    m_identity.forget(file); // it holds for this decision only
     const std::optional<FileStat> local_now = local ? std::optional<FileStat>(*local) : std::nullopt;
-    if (veto && local_now != report.local_when_asked) {
+    const bool answered = report.server.outcome != ServerFileReport::Outcome::unknown;
+    if (veto && answered && local_now != report.local_when_asked) {
       // fsguard's file changed between its question and its stat: the two
       // sides were looked at at different times, which proves nothing.
       if (m_identity.ask_again(file)) {
@@ -183,13 +187,20 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
       veto->remedy = "Wait until it holds still (a build or a formatter may be writing it), "
                      "read it again, then retry.";
     }
-    m_identity.forget_asks(file);
-    if (veto && !verdict.veto) {
-      verdict.veto = std::move(veto);
-    }
+    vetoes.push_back(std::move(veto));
   }
   if (verdict.waits) {
-    verdict.veto.reset(); // decided when every file is proven or refused
+    return verdict; // decided when every file is proven or refused
+  }
+  for (const std::size_t index : files) {
+    m_identity.forget(*call.files[index]); // they held for this decision only
+    m_identity.forget_asks(*call.files[index]);
+  }
+  for (auto& veto : vetoes) {
+    if (veto) {
+      verdict.veto = std::move(veto);
+      break;
+    }
   }
   return verdict;
 }

@@ -115,6 +115,7 @@ struct GuardSettings {
   std::chrono::seconds read_ttl{0};
   // Fixed for a session: the guard keeps the one it started with.
   Verify verify = Verify::local;
+  // A reload may change it: it holds from the next change on.
   IdentityCheck identity_check = IdentityCheck::automatic;
 };
 

@@ -37,7 +37,7 @@ enum class Expectation {
   own_probe,      // fsguard's get_file_info of an allowed directory: never relayed
   override_answer, // the person's answer to fsguard's question to the client: never relayed
   own_verify,     // fsguard's read of a file through the upstream (verify: upstream): never relayed
-  own_identity,   // fsguard's get_file_info of a file before a change (path_map): never relayed
+  own_identity,   // fsguard's get_file_info of a file before a change: never relayed
 };
 
 struct PendingRequest {

@@ -71,7 +71,9 @@ void stamp_result(nlohmann::ordered_json& result, Era era);
 // The era of the session, fixed as the v2 SDK's server fixes it: by the
 // client's first request (initialize, or any request without the envelope:
 // 2025; one with it: 2026), and again by an initialize (the client's
-// fallback after a server/discover the server refused). It also makes the
+// fallback after a server/discover the server refused). Unlike the server,
+// a first request with neither envelope nor initialize (a bare ping) fixes
+// it only until a request with the envelope comes before any initialize. It also makes the
 // envelope of fsguard's own requests to the server.
 class SessionEra {
 public:

@@ -115,8 +115,12 @@ void learn_where_upstream_runs(Session& session)
 {
   session.where_upstream_runs_known = true;
   if (auto why = session.upstream.runs_elsewhere(session.command)) {
-    session.log.info("fsguard asks the server about each file before a change (get_file_info), "
-                     "as " + *why + ": its paths may name other files than fsguard's");
+    session.log.info(
+      *why + ", so its paths may name other files than fsguard's: "
+      + (session.config.verify == Verify::upstream
+           ? std::string("with verify upstream fsguard reads each file through the server")
+           : std::string("fsguard asks the server about each file before a change "
+                         "(get_file_info), and refuses the change if it cannot")));
     session.guard.set_server_elsewhere(std::move(*why));
   }
 }

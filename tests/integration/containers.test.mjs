@@ -355,7 +355,7 @@ test('check-setup does not say it guards writes where it must ask about each fil
   const { call } = await session(t, { upstream, config: { dir: ws.dir, values } });
   await call('read_text_file', { path: ws.file('project/a.txt') });
   const write = await call('write_file', { path: ws.file('project/a.txt'), content: 'agent\n' });
-  assert.equal(vetoCode(write), 'not_visible', textOf(write));
+  assert.equal(vetoCode(write), 'cannot_inspect', textOf(write));
   assert.equal(fs.readFileSync(ws.file('project/a.txt'), 'utf8'), ORIGINAL);
 });
 

@@ -148,10 +148,14 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     settings.tools = tools;
     Session s(settings);
     s.call(1, "write_file", {{"path", "/ws/new.txt"}, {"content", "x\n"}});
-    REQUIRE(s.answered(1) == "not_visible");
+    REQUIRE(s.answered(1) == "cannot_inspect");
     const std::string text = s.client_text(1);
     CHECK(text.find("no get_file_info") != std::string::npos);
-    CHECK(text.find("\"verify\": \"upstream\"") != std::string::npos);
+    CHECK(text.find("\"verify\": \"upstream\" in fsguard's config (without path_map)")
+          != std::string::npos);
+    // The directory is visible: the text does not say otherwise.
+    CHECK(text.find("is not visible") == std::string::npos);
+    CHECK(text.find("Make the file readable") == std::string::npos);
     CHECK(s.forwarded_ids().empty());
   }
 
@@ -166,6 +170,34 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     REQUIRE(asked_about(s, "/ws/a.txt"));
     s.answer_file_info("/ws/a.txt");
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+
+  TEST_CASE("a move whose source changes while fsguard asks is asked about again alone: the "
+            "destination's report is kept until the move is decided")
+  {
+    Session s(mapped(), "test-client", "0.2.0", {"/projects/app"});
+    read_then_write(s); // write 2 is asked about; let it be decided first
+    s.answer_file_info("/ws/a.txt");
+    REQUIRE(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+    s.answer_text(2, "Successfully wrote to /projects/app/a.txt");
+    s.disk.write("/ws/a.txt", "mine\n");
+    s.disk.write("/snapshot/a.txt", "mine\n");
+    s.call(3, "move_file", {{"source", "/projects/app/a.txt"}, {"destination", "/projects/app/b.txt"}});
+    REQUIRE(s.out.to_upstream.size() == 2); // both asked about together
+    auto questions = std::move(s.out);
+    s.disk.advance(2'000'000'000LL);
+    s.disk.write("/ws/a.txt", "a person's save\n"); // lands while fsguard asks
+    // The destination's answer first, then the source's (the snapshot).
+    s.out.to_upstream.push_back(std::move(questions.to_upstream[1]));
+    s.answer_file_info("/ws/b.txt");
+    CHECK(s.out.to_upstream.empty()); // waits for the source
+    s.out = Outbox{};
+    s.out.to_upstream.push_back(std::move(questions.to_upstream[0]));
+    s.answer_file_info("/snapshot/a.txt");
+    REQUIRE(asked_about(s, "/projects/app/a.txt")); // the source alone, asked again
+    s.answer_file_info("/ws/a.txt");
+    // Proven: the move goes (a move keeps the source's content, whoever changed it).
+    CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{3});
   }
 
   TEST_CASE("a move whose source the server answers about slowly and whose destination it never "
@@ -266,10 +298,7 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     CHECK(s.client_text(1).find("EMFILE: too many open files") != std::string::npos);
     CHECK(s.forwarded_ids().empty());
   }
-}
 
-TEST_SUITE("guard: the file fsguard checks is the server's")
-{
   TEST_CASE("a file fsguard cannot stat is refused as cannot_inspect, not as another file")
   {
     Session s(mapped(), "test-client", "0.2.0", {"/projects/app"});

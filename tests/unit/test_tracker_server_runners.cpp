@@ -11,7 +11,6 @@ TEST_CASE("a container runtime, a sandbox or a remote shell is named by its prog
   CHECK(elsewhere_runner("unshare") == "unshare, a sandbox with mounts of its own");
   CHECK(elsewhere_runner("ssh") == "ssh, a remote shell");
   CHECK(elsewhere_runner("wsl.exe") == "wsl, a virtual machine's shell");
-  // /proc/<pid>/comm keeps 15 bytes.
   CHECK(elsewhere_runner("systemd-nspawn") == "systemd-nspawn, a container runtime");
   CHECK_FALSE(elsewhere_runner("node"));
   CHECK_FALSE(elsewhere_runner("npx"));
@@ -29,6 +28,15 @@ TEST_CASE("the upstream command runs elsewhere when it starts with a runner, pas
         == "the upstream command runs unshare, a sandbox with mounts of its own");
   CHECK(command_runs_elsewhere({"timeout", "600", "ssh", "host", "mcp-server"})
         == "the upstream command runs ssh, a remote shell");
+  // Launcher options that take a value.
+  CHECK(command_runs_elsewhere({"sudo", "-u", "bob", "docker", "run", "x"})
+        == "the upstream command runs docker, a container runtime");
+  CHECK(command_runs_elsewhere({"env", "-C", "/srv/app", "podman", "run", "x"})
+        == "the upstream command runs podman, a container runtime");
+  CHECK(command_runs_elsewhere({"timeout", "-s", "KILL", "60", "ssh", "host", "srv"})
+        == "the upstream command runs ssh, a remote shell");
+  CHECK(command_runs_elsewhere({"nice", "-n", "5", "unshare", "-m", "sh"})
+        == "the upstream command runs unshare, a sandbox with mounts of its own");
   // Compose v1 and podman's compose run the container themselves: the
   // server's process is the engine's, never the upstream's.
   CHECK(command_runs_elsewhere({"docker-compose", "run", "--rm", "-T", "fs"})
