@@ -24,6 +24,15 @@ std::optional<FileStat> local_stat(Disk& disk, const std::string& file)
   return found ? std::optional<FileStat>(*found) : std::nullopt;
 }
 
+// What IdentityChecks keeps a report under: the server's path `raw` of
+// fsguard's `file`. Two server paths that name one file on fsguard's side
+// (a symlink that crosses mounts on the server's side only) are asked
+// about each.
+std::string subject(const std::string& file, const std::string& raw)
+{
+  return raw + '\0' + file;
+}
+
 // The server's directory above its path `raw`, as a not_visible veto names it.
 std::string directory_of(const std::string& raw)
 {
@@ -99,9 +108,11 @@ std::vector<std::size_t> Guard::identity_files(const CallInFlight& call) const
     if (!call.files[index] || !call.what.paths[index].raw || unseen_veto(*call.files[index])) {
       continue;
     }
-    // Once per file: a move onto itself names it twice, and its report is
-    // used up by the first.
-    const auto same = [&](std::size_t other) { return call.files[other] == call.files[index]; };
+    // Once per path and file: a move onto itself names both twice.
+    const auto same = [&](std::size_t other) {
+      return call.files[other] == call.files[index]
+             && call.what.paths[other].raw == call.what.paths[index].raw;
+    };
     if (std::none_of(files.begin(), files.end(), same)) {
       files.push_back(index);
     }
@@ -121,7 +132,7 @@ void Guard::ask_identity(const std::string& file, const std::string& raw, Outbox
   out.to_upstream.push_back(
     identity_request(request.id.get<std::string>(), raw, m_era.own_envelope()));
   m_ledger.open(key, std::move(request)); // the number never repeats
-  m_identity.asked(file, key, now, m_records.moment(), local_stat(m_disk, file));
+  m_identity.asked(subject(file, raw), key, now, m_records.moment(), local_stat(m_disk, file));
 }
 
 Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& out,
@@ -149,10 +160,11 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
   // Every file asked about first: the questions go out together.
   for (const std::size_t index : files) {
     const std::string& file = *call.files[index];
-    if (m_identity.known(file, call.sent_at) == nullptr) {
+    const std::string& raw = *call.what.paths[index].raw;
+    if (m_identity.known(subject(file, raw), call.sent_at) == nullptr) {
       verdict.waits = true;
-      if (!m_identity.asking(file)) {
-        ask_identity(file, *call.what.paths[index].raw, out, now);
+      if (!m_identity.asking(subject(file, raw))) {
+        ask_identity(file, raw, out, now);
       }
     }
   }
@@ -165,7 +177,7 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
   for (const std::size_t index : files) {
     const std::string& file = *call.files[index];
     const std::string& raw = *call.what.paths[index].raw;
-    const IdentityReport& report = *m_identity.known(file, call.sent_at);
+    const IdentityReport& report = *m_identity.known(subject(file, raw), call.sent_at);
     const auto local = m_disk.stat(file);
     auto veto = identity_veto(file, raw, report.server, local);
     const std::optional<FileStat> local_now = local ? std::optional<FileStat>(*local) : std::nullopt;
@@ -173,7 +185,7 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
     if (veto && answered && local_now != report.local_when_asked) {
       // fsguard's file changed between its question and its stat: the two
       // sides were looked at at different times, which proves nothing.
-      if (m_identity.ask_again(file)) {
+      if (m_identity.ask_again(subject(file, raw))) {
         ask_identity(file, raw, out, now);
         verdict.waits = true;
         continue;
@@ -193,8 +205,9 @@ Guard::IdentityVerdict Guard::prove_identity(const CallInFlight& call, Outbox& o
     return verdict; // decided when every file is proven or refused
   }
   for (const std::size_t index : files) {
-    m_identity.forget(*call.files[index]); // they held for this decision only
-    m_identity.forget_asks(*call.files[index]);
+    const std::string key = subject(*call.files[index], *call.what.paths[index].raw);
+    m_identity.forget(key); // they held for this decision only
+    m_identity.forget_asks(key);
   }
   for (auto& veto : vetoes) {
     if (veto) {

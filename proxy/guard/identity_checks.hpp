@@ -50,8 +50,9 @@ public:
   // The id of fsguard's next question (the number never repeats).
   std::string next_id(std::string_view prefix) { return std::string(prefix) + std::to_string(++m_next); }
 
-  // fsguard asked the server about `file` (canonical) with request `key` at
-  // `now`, the guard's `moment`, when its own stat showed `local`.
+  // fsguard asked the server about `file` (what a report is kept under:
+  // the server's path and fsguard's file) with request `key` at `now`, the
+  // guard's `moment`, when its own stat showed `local`.
   void asked(const std::string& file, std::string key, Clock::time_point now,
              std::uint64_t moment, std::optional<FileStat> local);
   // Whether a question about `file` is asked and not answered yet.

@@ -159,7 +159,7 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     CHECK(s.forwarded_ids().empty());
   }
 
-  TEST_CASE("a move of a file onto itself is proven once and decided, not read past its report")
+  TEST_CASE("a move of a file onto itself is proven and decided, not read past its report")
   {
     GuardSettings settings;
     settings.identity_check = IdentityCheck::every_change;
@@ -167,9 +167,41 @@ TEST_SUITE("guard: the file fsguard checks is the server's")
     s.disk.write("/ws/a.txt", "one\n");
     s.read_content(1, "/ws/a.txt");
     s.call(2, "move_file", {{"source", "/ws/a.txt"}, {"destination", "/ws/./a.txt"}});
-    REQUIRE(asked_about(s, "/ws/a.txt"));
-    s.answer_file_info("/ws/a.txt");
+    // Each of the server's paths is asked about: they name one file here,
+    // which the server's side might not.
+    REQUIRE(s.out.to_upstream.size() == 2);
+    auto questions = std::move(s.out);
+    for (auto& question : questions.to_upstream) {
+      s.out = Outbox{};
+      s.out.to_upstream.push_back(std::move(question));
+      s.answer_file_info("/ws/a.txt");
+    }
     CHECK(s.forwarded_ids() == std::vector<nlohmann::json>{2});
+  }
+
+  TEST_CASE("two server paths that name one file on fsguard's side are each asked about: a "
+            "symlink that points elsewhere on the server's side is caught")
+  {
+    Session s(mapped(), "test-client", "0.2.0", {"/projects/app"});
+    s.disk.write("/ws/a.txt", "one\n");
+    s.disk.symlink("/ws/link.txt", "/ws/a.txt"); // on the server's side: another file
+    s.disk.make_directory("/other");
+    s.disk.write("/other/x.txt", "the other mount's file\n");
+    s.call(1, "read_text_file", {{"path", "/projects/app/a.txt"}});
+    s.answer_text(1, "one\n");
+    s.call(2, "move_file", {{"source", "/projects/app/a.txt"},
+                            {"destination", "/projects/app/link.txt"}});
+    REQUIRE(s.out.to_upstream.size() == 2);
+    auto questions = std::move(s.out);
+    for (auto& question : questions.to_upstream) {
+      const auto asked = nlohmann::json::parse(question.text());
+      const bool link = asked["params"]["arguments"]["path"] == "/projects/app/link.txt";
+      s.out = Outbox{};
+      s.out.to_upstream.push_back(std::move(question));
+      s.answer_file_info(link ? "/other/x.txt" : "/ws/a.txt");
+    }
+    CHECK(s.answered(2) == "not_visible");
+    CHECK(s.forwarded_ids().empty());
   }
 
   TEST_CASE("a move whose source changes while fsguard asks is asked about again alone: the "
