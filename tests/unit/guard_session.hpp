@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 
 // A unified diff that replaces all of `before` (lines ending in "\n") by
 // `after`, in the shape server-filesystem's edit_file answers with.
-std::string diff_of(const std::string& before, const std::string& after)
+[[maybe_unused]] std::string diff_of(const std::string& before, const std::string& after)
 {
   const auto lines = [](const std::string& text) {
     std::vector<std::string> result;
